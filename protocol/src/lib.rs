@@ -1,0 +1,41 @@
+//! The Apache RocketMQ remoting protocol, client side, without I/O.
+//!
+//! * [`RemotingCommand`] and its [`RemotingCodec`] (a tokio-util
+//!   `Decoder`/`Encoder`) for the frame, with both JSON and ROCKETMQ binary
+//!   headers;
+//! * [`RequestCode`] / [`ResponseCode`] and a typed header struct for every
+//!   request the client sends or receives ([`header`]);
+//! * [`Message`] / [`MessageExt`] encoding and the stored-message decoder
+//!   used for pull responses ([`message`]);
+//! * the JSON bodies (route data, heartbeat, consumer list, locks), including
+//!   the broker's non-standard JSON ([`body`]);
+//! * [`MessageQueue`], ordered like Java's `MessageQueue.compareTo`.
+//!
+//! This crate never performs I/O, spawns tasks or reads clocks: every value
+//! that depends on time is passed in by the caller.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![warn(missing_docs)]
+
+pub mod body;
+mod code;
+mod codec;
+mod command;
+mod error;
+pub mod header;
+pub mod message;
+mod queue;
+
+pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
+pub use codec::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
+pub use command::{RemotingCommand, FLAG_ONEWAY, FLAG_RESPONSE};
+pub use error::{Error, Result};
+pub use message::{Message, MessageExt};
+pub use queue::{MessageQueue, java_string_cmp};
