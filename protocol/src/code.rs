@@ -373,7 +373,10 @@ mod tests {
         assert_eq!(c.0, 9999);
         assert_eq!(c.name(), None);
         assert_eq!(RequestCode::PULL_MESSAGE.name(), Some("PULL_MESSAGE"));
-        assert_eq!(format!("{:?}", ResponseCode(3)), "REQUEST_CODE_NOT_SUPPORTED(3)");
+        assert_eq!(
+            format!("{:?}", ResponseCode(3)),
+            "REQUEST_CODE_NOT_SUPPORTED(3)"
+        );
     }
 
     #[test]

@@ -85,7 +85,11 @@ impl RemotingCommand {
     }
 
     /// A response to `request`: same opaque, response flag set.
-    pub fn response_to(request: &RemotingCommand, code: ResponseCode, remark: Option<String>) -> Self {
+    pub fn response_to(
+        request: &RemotingCommand,
+        code: ResponseCode,
+        remark: Option<String>,
+    ) -> Self {
         Self::new_response(code, remark).with_opaque(request.opaque)
     }
 

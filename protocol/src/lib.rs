@@ -35,7 +35,7 @@ mod queue;
 
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
 pub use codec::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
-pub use command::{RemotingCommand, FLAG_ONEWAY, FLAG_RESPONSE};
+pub use command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
 pub use error::{Error, Result};
 pub use message::{Message, MessageExt};
 pub use queue::{MessageQueue, java_string_cmp};

@@ -69,7 +69,7 @@ mod tests {
 
     #[test]
     fn orders_like_java_compare_to() {
-        let mut qs = vec![
+        let mut qs = [
             MessageQueue::new("b", "broker-a", 0),
             MessageQueue::new("a", "broker-b", 1),
             MessageQueue::new("a", "broker-b", 0),
@@ -80,7 +80,13 @@ mod tests {
         let got: Vec<String> = qs.iter().map(ToString::to_string).collect();
         assert_eq!(
             got,
-            ["a@broker-a#2", "a@broker-a#10", "a@broker-b#0", "a@broker-b#1", "b@broker-a#0"]
+            [
+                "a@broker-a#2",
+                "a@broker-a#10",
+                "a@broker-b#0",
+                "a@broker-b#1",
+                "b@broker-a#0"
+            ]
         );
     }
 

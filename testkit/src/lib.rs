@@ -1,1 +1,34 @@
-//! stub
+//! Test support for rmq: a real Apache RocketMQ for end-to-end tests, and unique names.
+//!
+//! * [`ensure_broker`] / [`broker`]: the RocketMQ at `NAMESRV_ADDR`, or a local one (name server
+//!   `127.0.0.1:9876`, `broker-a` on `127.0.0.1:10911`) started once per test process by
+//!   `scripts/rocketmq-local.sh` from Maven Central jars. Tests fail, never skip, without one.
+//! * [`second_broker`], [`kill_broker`], [`stop_broker`], [`start_broker`], [`restart_broker`]:
+//!   control the local brokers for failover tests.
+//! * [`unique_name`]: a fresh topic / group name per test.
+//! * [`admin`]: create topics through the remoting client.
+//! * [`registered_brokers`]: what the name server currently lists (raw, std-only request).
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let broker = rmq_testkit::broker().await;
+//! let topic = rmq_testkit::unique_name("send");
+//! println!("{} {} {topic}", broker.namesrv_addr, broker.version);
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+pub mod admin;
+mod broker;
+mod names;
+pub mod proxy;
+mod script;
+mod wire;
+
+pub use broker::{
+    BROKER_A, BROKER_B, Broker, CLUSTER, broker, ensure_broker, kill_broker, namesrv_addr,
+    restart_broker, second_broker, start_broker, stop_broker,
+};
+pub use names::{MAX_NAME_LEN, unique_name};
+pub use script::script_path;
+pub use wire::{RegisteredBroker, registered_brokers};

@@ -1,0 +1,383 @@
+//! Handlers of broker → client requests, routed to the consumer of the
+//! group named in the request (Java `ClientRemotingProcessor`).
+//!
+//! | code | oneway | answer |
+//! |---|---|---|
+//! | NOTIFY_CONSUMER_IDS_CHANGED | yes | none; `notify_ids_changed` |
+//! | RESET_CONSUMER_CLIENT_OFFSET | yes | none; `reset_offset` |
+//! | GET_CONSUMER_RUNNING_INFO | no | SUCCESS + running info, or SYSTEM_ERROR |
+//! | CONSUME_MESSAGE_DIRECTLY | no | SUCCESS + result, or SYSTEM_ERROR |
+
+use std::future::Future;
+use std::sync::{Arc, Weak};
+
+use rmq_protocol::body::{
+    ConsumerRunningInfo, PROP_CLIENT_VERSION, PROP_NAMESERVER_ADDR, ResetOffsetBody,
+};
+use rmq_protocol::header::{
+    ConsumeMessageDirectlyResultRequestHeader, GetConsumerRunningInfoRequestHeader,
+    NotifyConsumerIdsChangedRequestHeader, ResetOffsetRequestHeader,
+};
+use rmq_protocol::message::decode_message;
+use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use tracing::{debug, warn};
+
+use super::{ClientInstance, Inner};
+
+/// Registers every handler on the instance's remoting client. Handlers
+/// hold a weak reference: the remoting client lives inside the instance.
+pub(super) fn register(instance: &ClientInstance) {
+    on(
+        instance,
+        RequestCode::NOTIFY_CONSUMER_IDS_CHANGED,
+        |i, addr, req| async move {
+            notify_consumer_ids_changed(&i, &addr, &req);
+            None
+        },
+    );
+    on(
+        instance,
+        RequestCode::RESET_CONSUMER_CLIENT_OFFSET,
+        |i, addr, req| async move {
+            reset_offset(&i, &addr, &req);
+            None
+        },
+    );
+    on(
+        instance,
+        RequestCode::GET_CONSUMER_RUNNING_INFO,
+        |i, addr, req| async move { Some(running_info(&i, &addr, &req)) },
+    );
+    on(
+        instance,
+        RequestCode::CONSUME_MESSAGE_DIRECTLY,
+        |i, addr, req| async move { Some(consume_message_directly(&i, &addr, &req).await) },
+    );
+}
+
+/// Registers `f` for `code`, upgrading the weak instance per request.
+fn on<F, Fut>(instance: &ClientInstance, code: RequestCode, f: F)
+where
+    F: Fn(ClientInstance, String, RemotingCommand) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Option<RemotingCommand>> + Send + 'static,
+{
+    let weak: Weak<Inner> = instance.downgrade();
+    let f = Arc::new(f);
+    instance.inner.remoting.register_handler(
+        code,
+        Arc::new(move |addr: &str, request: RemotingCommand| {
+            let instance = ClientInstance::from_weak(&weak);
+            let addr = addr.to_owned();
+            let f = Arc::clone(&f);
+            async move {
+                match instance {
+                    Some(instance) => f(instance, addr, request).await,
+                    None => None,
+                }
+            }
+        }),
+    );
+}
+
+/// SYSTEM_ERROR with Java's remark for a group this client does not have.
+fn unknown_group(request: &RemotingCommand, group: &str) -> RemotingCommand {
+    RemotingCommand::response_to(
+        request,
+        ResponseCode::SYSTEM_ERROR,
+        Some(format!(
+            "The Consumer Group <{group}> not exist in this consumer"
+        )),
+    )
+}
+
+fn bad_header(request: &RemotingCommand, e: &rmq_protocol::Error) -> RemotingCommand {
+    RemotingCommand::response_to(
+        request,
+        ResponseCode::SYSTEM_ERROR,
+        Some(format!("bad request header: {e}")),
+    )
+}
+
+/// NOTIFY_CONSUMER_IDS_CHANGED: wake the group's consumer.
+fn notify_consumer_ids_changed(instance: &ClientInstance, addr: &str, request: &RemotingCommand) {
+    let header: NotifyConsumerIdsChangedRequestHeader = match request.decode_header() {
+        Ok(h) => h,
+        Err(e) => {
+            warn!(addr, error = %e, "bad NOTIFY_CONSUMER_IDS_CHANGED header");
+            return;
+        }
+    };
+    match instance.consumer(&header.consumer_group) {
+        Some(consumer) => {
+            debug!(addr, group = %header.consumer_group, "consumer ids changed");
+            consumer.notify_ids_changed();
+        }
+        None => debug!(addr, group = %header.consumer_group, "ids changed for an unknown group"),
+    }
+}
+
+/// RESET_CONSUMER_CLIENT_OFFSET: hand the offsets to the group's consumer.
+fn reset_offset(instance: &ClientInstance, addr: &str, request: &RemotingCommand) {
+    let header: ResetOffsetRequestHeader = match request.decode_header() {
+        Ok(h) => h,
+        Err(e) => {
+            warn!(addr, error = %e, "bad RESET_CONSUMER_CLIENT_OFFSET header");
+            return;
+        }
+    };
+    let body = match ResetOffsetBody::decode(&request.body) {
+        Ok(b) => b,
+        Err(e) => {
+            warn!(addr, group = %header.group, error = %e, "bad RESET_CONSUMER_CLIENT_OFFSET body");
+            return;
+        }
+    };
+    match instance.consumer(&header.group) {
+        Some(consumer) => {
+            debug!(addr, group = %header.group, topic = %header.topic, queues = body.offset_table.len(),
+                "reset offsets");
+            consumer.reset_offset(&header.topic, body.offset_table);
+        }
+        None => debug!(addr, group = %header.group, "offset reset for an unknown group"),
+    }
+}
+
+/// GET_CONSUMER_RUNNING_INFO: the consumer's info plus the instance's
+/// properties.
+fn running_info(
+    instance: &ClientInstance,
+    addr: &str,
+    request: &RemotingCommand,
+) -> RemotingCommand {
+    let header: GetConsumerRunningInfoRequestHeader = match request.decode_header() {
+        Ok(h) => h,
+        Err(e) => return bad_header(request, &e),
+    };
+    let Some(consumer) = instance.consumer(&header.consumer_group) else {
+        return unknown_group(request, &header.consumer_group);
+    };
+    let mut info: ConsumerRunningInfo = consumer.running_info();
+    info.properties.insert(
+        PROP_NAMESERVER_ADDR.to_owned(),
+        instance.config().namesrv_addrs().join(";"),
+    );
+    info.properties.insert(
+        PROP_CLIENT_VERSION.to_owned(),
+        RemotingCommand::CLIENT_VERSION.to_string(),
+    );
+    match info.to_json_bytes() {
+        Ok(body) => {
+            RemotingCommand::response_to(request, ResponseCode::SUCCESS, None).with_body(body)
+        }
+        Err(e) => {
+            warn!(addr, group = %header.consumer_group, error = %e, "cannot encode running info");
+            RemotingCommand::response_to(request, ResponseCode::SYSTEM_ERROR, Some(e.to_string()))
+        }
+    }
+}
+
+/// CONSUME_MESSAGE_DIRECTLY: decode the message, let the consumer consume
+/// it, answer its result.
+async fn consume_message_directly(
+    instance: &ClientInstance,
+    addr: &str,
+    request: &RemotingCommand,
+) -> RemotingCommand {
+    let header: ConsumeMessageDirectlyResultRequestHeader = match request.decode_header() {
+        Ok(h) => h,
+        Err(e) => return bad_header(request, &e),
+    };
+    let Some(consumer) = instance.consumer(&header.consumer_group) else {
+        return unknown_group(request, &header.consumer_group);
+    };
+    let msg = match decode_message(&request.body) {
+        Ok(m) => m,
+        Err(e) => {
+            return RemotingCommand::response_to(
+                request,
+                ResponseCode::SYSTEM_ERROR,
+                Some(format!("cannot decode the message: {e}")),
+            );
+        }
+    };
+    let group = header.consumer_group.clone();
+    match consumer
+        .consume_message_directly(msg, header.broker_name)
+        .await
+    {
+        Some(result) => match result.to_json_bytes() {
+            Ok(body) => {
+                RemotingCommand::response_to(request, ResponseCode::SUCCESS, None).with_body(body)
+            }
+            Err(e) => RemotingCommand::response_to(
+                request,
+                ResponseCode::SYSTEM_ERROR,
+                Some(e.to_string()),
+            ),
+        },
+        None => {
+            debug!(addr, group, "consumer cannot consume directly");
+            unknown_group(request, &group)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures::future::BoxFuture;
+    use rmq_protocol::body::{CmResult, ConsumeMessageDirectlyResult, ConsumerData};
+    use rmq_protocol::message::{MessageVersion, encode_stored_message};
+    use rmq_protocol::{Message, MessageExt, MessageQueue};
+
+    use super::*;
+    use crate::{ClientConfig, ConsumerHandle};
+
+    type Resets = std::sync::Mutex<Vec<(String, Vec<(MessageQueue, i64)>)>>;
+
+    #[derive(Default)]
+    struct Fake {
+        notified: AtomicUsize,
+        resets: Resets,
+    }
+
+    impl ConsumerHandle for Fake {
+        fn consumer_data(&self) -> ConsumerData {
+            ConsumerData {
+                group_name: "G".into(),
+                ..ConsumerData::default()
+            }
+        }
+        fn notify_ids_changed(&self) {
+            self.notified.fetch_add(1, Ordering::SeqCst);
+        }
+        fn reset_offset(&self, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
+            self.resets
+                .lock()
+                .unwrap()
+                .push((topic.to_owned(), offsets));
+        }
+        fn consume_message_directly(
+            &self,
+            msg: MessageExt,
+            _broker_name: Option<String>,
+        ) -> BoxFuture<'static, Option<ConsumeMessageDirectlyResult>> {
+            Box::pin(async move {
+                Some(ConsumeMessageDirectlyResult {
+                    consume_result: Some(CmResult::CrSuccess),
+                    remark: Some(String::from_utf8_lossy(&msg.body).into_owned()),
+                    ..ConsumeMessageDirectlyResult::default()
+                })
+            })
+        }
+    }
+
+    async fn instance(name: &str) -> (ClientInstance, Arc<Fake>) {
+        let config = ClientConfig::builder()
+            .namesrv_addr("127.0.0.1:1")
+            .client_ip("127.0.0.1")
+            .instance_name(name)
+            .build()
+            .unwrap();
+        let i = ClientInstance::get_or_start(config).unwrap();
+        let fake = Arc::new(Fake::default());
+        i.register_consumer("G", fake.clone()).await.unwrap();
+        (i, fake)
+    }
+
+    fn request(code: RequestCode, group_key: &str, group: &str) -> RemotingCommand {
+        RemotingCommand::new_request(code).with_ext_field(group_key, group)
+    }
+
+    #[tokio::test]
+    async fn oneway_requests_reach_the_consumer() {
+        let (i, fake) = instance("h-oneway").await;
+        notify_consumer_ids_changed(
+            &i,
+            "b",
+            &request(
+                RequestCode::NOTIFY_CONSUMER_IDS_CHANGED,
+                "consumerGroup",
+                "G",
+            ),
+        );
+        notify_consumer_ids_changed(
+            &i,
+            "b",
+            &request(
+                RequestCode::NOTIFY_CONSUMER_IDS_CHANGED,
+                "consumerGroup",
+                "X",
+            ),
+        );
+        assert_eq!(fake.notified.load(Ordering::SeqCst), 1);
+
+        let reset = request(RequestCode::RESET_CONSUMER_CLIENT_OFFSET, "group", "G")
+            .with_ext_field("topic", "T")
+            .with_ext_field("timestamp", "-1")
+            .with_ext_field("isForce", "false")
+            .with_body(r#"{"offsetTable":{{"brokerName":"b","queueId":1,"topic":"T"}:42}}"#);
+        reset_offset(&i, "b", &reset);
+        let resets = fake.resets.lock().unwrap().clone();
+        assert_eq!(
+            resets,
+            [("T".to_owned(), vec![(MessageQueue::new("T", "b", 1), 42)])]
+        );
+        i.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn running_info_answers() {
+        let (i, _fake) = instance("h-info").await;
+        let req = request(RequestCode::GET_CONSUMER_RUNNING_INFO, "consumerGroup", "G")
+            .with_ext_field("clientId", i.client_id())
+            .with_opaque(7);
+        let resp = running_info(&i, "b", &req);
+        assert_eq!(resp.response_code(), ResponseCode::SUCCESS);
+        assert_eq!(resp.opaque, 7);
+        let info = ConsumerRunningInfo::decode(&resp.body).unwrap();
+        assert_eq!(info.properties[PROP_NAMESERVER_ADDR], "127.0.0.1:1");
+
+        let req = request(RequestCode::GET_CONSUMER_RUNNING_INFO, "consumerGroup", "X")
+            .with_ext_field("clientId", i.client_id());
+        let resp = running_info(&i, "b", &req);
+        assert_eq!(resp.response_code(), ResponseCode::SYSTEM_ERROR);
+        assert!(resp.remark.unwrap().contains("<X>"));
+        i.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn consume_directly_answers() {
+        let (i, _fake) = instance("h-direct").await;
+        let stored = MessageExt {
+            message: Message::new("T", "hello"),
+            ..MessageExt::default()
+        };
+        let body = encode_stored_message(&stored, MessageVersion::V1, None).unwrap();
+        let req =
+            request(RequestCode::CONSUME_MESSAGE_DIRECTLY, "consumerGroup", "G").with_body(body);
+        let resp = consume_message_directly(&i, "b", &req).await;
+        assert_eq!(resp.response_code(), ResponseCode::SUCCESS);
+        let result = ConsumeMessageDirectlyResult::decode(&resp.body).unwrap();
+        assert_eq!(result.consume_result, Some(CmResult::CrSuccess));
+        assert_eq!(result.remark.as_deref(), Some("hello"));
+
+        let bad =
+            request(RequestCode::CONSUME_MESSAGE_DIRECTLY, "consumerGroup", "G").with_body("junk");
+        assert_eq!(
+            consume_message_directly(&i, "b", &bad)
+                .await
+                .response_code(),
+            ResponseCode::SYSTEM_ERROR
+        );
+        let unknown = request(RequestCode::CONSUME_MESSAGE_DIRECTLY, "consumerGroup", "X");
+        assert_eq!(
+            consume_message_directly(&i, "b", &unknown)
+                .await
+                .response_code(),
+            ResponseCode::SYSTEM_ERROR
+        );
+        i.shutdown().await;
+    }
+}

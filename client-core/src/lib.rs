@@ -1,0 +1,44 @@
+//! Shared client machinery for rmq: [`ClientConfig`], the per-process
+//! [`ClientInstance`] (route table, broker address table, heartbeats,
+//! registry of producers and consumers, broker → client requests) and the
+//! typed broker calls the producer and consumer layers build on.
+//!
+//! ```no_run
+//! use rmq_client_core::{ClientConfig, ClientInstance};
+//!
+//! # async fn demo() -> Result<(), rmq_client_core::Error> {
+//! let config = ClientConfig::builder().namesrv_addr("127.0.0.1:9876").build()?;
+//! let instance = ClientInstance::get_or_start(config)?;
+//! let route = instance.route("orders").await?;
+//! println!("{} writable queues", route.publish_queues().len());
+//! instance.release().await; // the last user stops the instance
+//! # Ok(()) }
+//! ```
+//!
+//! See `DESIGN.md` in the crate for the tasks, locks and failure handling.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![warn(missing_docs)]
+
+pub mod api;
+mod config;
+mod consumer;
+mod error;
+mod instance;
+mod route;
+
+pub use api::admin::{Connection, ProducerConnection};
+pub use api::pull::{PullResult, PullStatus};
+pub use api::send::{SendResult, SendStatus};
+pub use config::{ClientConfig, ClientConfigBuilder, DEFAULT_INSTANCE_NAME, NAMESRV_ADDR_ENV};
+pub use consumer::ConsumerHandle;
+pub use error::{Error, Result};
+pub use instance::ClientInstance;
+pub use route::TopicRouteInfo;

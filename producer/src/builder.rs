@@ -1,0 +1,224 @@
+//! [`ProducerBuilder`]: settings with Java defaults, then `start()`.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use rmq_client_core::{ClientConfig, ClientInstance};
+use rmq_protocol::message::CompressionType;
+
+use crate::config::ProducerConfig;
+use crate::error::Result;
+use crate::fault::FaultTable;
+use crate::producer::{Inner, Producer};
+use crate::route::Routes;
+use crate::send::Sender;
+
+/// Builds and starts a [`Producer`]. Every setter documents its Java name
+/// and default; [`start`](ProducerBuilder::start) validates everything.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), rmq_producer::Error> {
+/// use std::time::Duration;
+/// use rmq_producer::Producer;
+///
+/// let producer = Producer::builder()
+///     .group("orders-producer")
+///     .namesrv_addr("127.0.0.1:9876")
+///     .send_timeout(Duration::from_secs(5))
+///     .start()
+///     .await?;
+/// # producer.shutdown().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `start` is called"]
+pub struct ProducerBuilder {
+    config: ProducerConfig,
+    client: Option<ClientConfig>,
+    namesrv_addrs: Option<String>,
+}
+
+impl ProducerBuilder {
+    /// The producer group (Java `producerGroup`). Required, and not
+    /// `DEFAULT_PRODUCER` (Java refuses it too).
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.config.group = group.into();
+        self
+    }
+
+    /// The client configuration (name servers, instance name, client IP,
+    /// timeouts...). Default: `ClientConfig::builder().build()`, i.e. the
+    /// name servers of `NAMESRV_ADDR`. Overrides [`namesrv_addr`](Self::namesrv_addr).
+    pub fn client_config(mut self, config: ClientConfig) -> Self {
+        self.client = Some(config);
+        self
+    }
+
+    /// Name-server addresses, `;`-separated (Java `namesrvAddr`), for the
+    /// default client configuration. Default: `NAMESRV_ADDR`.
+    pub fn namesrv_addr(mut self, addrs: impl Into<String>) -> Self {
+        self.namesrv_addrs = Some(addrs.into());
+        self
+    }
+
+    /// Total time one send may take, retries included (Java
+    /// `sendMsgTimeout`). Default: 3 s.
+    pub fn send_timeout(mut self, timeout: Duration) -> Self {
+        self.config.send_timeout = timeout;
+        self
+    }
+
+    /// Extra attempts after a failed send (Java `retryTimesWhenSendFailed`).
+    /// Default: 2.
+    pub fn retry_times_when_send_failed(mut self, times: u32) -> Self {
+        self.config.retry_times_when_send_failed = times;
+        self
+    }
+
+    /// Extra attempts for [`Producer::send_with_callback`] (Java
+    /// `retryTimesWhenSendAsyncFailed`). Default: 2.
+    pub fn retry_times_when_send_async_failed(mut self, times: u32) -> Self {
+        self.config.retry_times_when_send_async_failed = times;
+        self
+    }
+
+    /// Send again to another broker when the broker stored the message with
+    /// a flush/slave problem (Java `retryAnotherBrokerWhenNotStoreOK`).
+    /// Default: `false`.
+    pub fn retry_another_broker_when_not_store_ok(mut self, retry: bool) -> Self {
+        self.config.retry_another_broker_when_not_store_ok = retry;
+        self
+    }
+
+    /// Compress bodies of at least this many bytes (Java
+    /// `compressMsgBodyOverHowmuch`). Default: 4096. Batches are never
+    /// compressed.
+    pub fn compress_over(mut self, bytes: usize) -> Self {
+        self.config.compress_over = bytes;
+        self
+    }
+
+    /// Compression level (Java `rocketmq.message.compressLevel`): zlib 0–9,
+    /// zstd −7–22, ignored by LZ4. Default: 5.
+    pub fn compress_level(mut self, level: i32) -> Self {
+        self.config.compress_level = level;
+        self
+    }
+
+    /// Compression codec (Java `rocketmq.message.compressType`). Default:
+    /// zlib (sysFlag `0x301`). LZ4 and zstd need 5.x consumers.
+    pub fn compression_type(mut self, codec: CompressionType) -> Self {
+        self.config.compression_type = codec;
+        self
+    }
+
+    /// Largest body (or encoded batch), in bytes (Java `maxMessageSize`).
+    /// Default: 4 MiB.
+    pub fn max_message_size(mut self, bytes: usize) -> Self {
+        self.config.max_message_size = bytes;
+        self
+    }
+
+    /// Queue count of topics the broker auto-creates (Java
+    /// `defaultTopicQueueNums`). Default: 4.
+    pub fn default_topic_queue_nums(mut self, queues: i32) -> Self {
+        self.config.default_topic_queue_nums = queues;
+        self
+    }
+
+    /// Avoid brokers whose sends failed or were slow, for a while (Java
+    /// `sendLatencyFaultEnable`). Default: `true`.
+    pub fn send_latency_fault_enable(mut self, enable: bool) -> Self {
+        self.config.send_latency_fault_enable = enable;
+        self
+    }
+
+    /// The producer settings as they stand.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.config
+    }
+
+    /// Validates the settings, joins (or starts) the client instance,
+    /// registers the group (which heartbeats to the brokers at once) and
+    /// returns the running producer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for an invalid setting; [`Error::Client`] when the
+    /// client configuration is invalid (e.g. no name server and no
+    /// `NAMESRV_ADDR`) or the group is already registered in this client
+    /// instance.
+    pub async fn start(self) -> Result<Producer> {
+        self.config.validate()?;
+        let mut client = match (self.client, self.namesrv_addrs) {
+            (Some(c), _) => c,
+            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
+            (None, None) => ClientConfig::builder().build()?,
+        };
+        client.change_instance_name_to_pid();
+        let instance = ClientInstance::get_or_start(client)?;
+        if let Err(e) = instance.register_producer(&self.config.group).await {
+            instance.release().await;
+            return Err(e.into());
+        }
+        tracing::info!(group = %self.config.group, client_id = instance.client_id(), "producer started");
+        let sender = Sender {
+            config: self.config,
+            instance,
+            routes: Routes::default(),
+            faults: FaultTable::default(),
+            counter: AtomicUsize::new(0),
+        };
+        Ok(Producer {
+            inner: Arc::new(Inner::new(sender)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn setters() {
+        let b = ProducerBuilder::default()
+            .group("g")
+            .send_timeout(Duration::from_secs(9))
+            .retry_times_when_send_failed(5)
+            .retry_times_when_send_async_failed(6)
+            .retry_another_broker_when_not_store_ok(true)
+            .compress_over(10)
+            .compress_level(1)
+            .compression_type(CompressionType::Zstd)
+            .max_message_size(100)
+            .default_topic_queue_nums(8)
+            .send_latency_fault_enable(false);
+        let c = b.config();
+        assert_eq!(c.group(), "g");
+        assert_eq!(c.send_timeout(), Duration::from_secs(9));
+        assert_eq!(c.retry_times_when_send_failed(), 5);
+        assert_eq!(c.retry_times_when_send_async_failed(), 6);
+        assert!(c.retry_another_broker_when_not_store_ok());
+        assert_eq!(c.compress_over(), 10);
+        assert_eq!(c.compress_level(), 1);
+        assert_eq!(c.compression_type(), CompressionType::Zstd);
+        assert_eq!(c.max_message_size(), 100);
+        assert_eq!(c.default_topic_queue_nums(), 8);
+        assert!(!c.send_latency_fault_enable());
+    }
+
+    #[tokio::test]
+    async fn start_rejects_bad_config_before_connecting() {
+        let e = ProducerBuilder::default().start().await.unwrap_err();
+        assert!(matches!(e, Error::Config(_)), "{e}");
+        let e = ProducerBuilder::default()
+            .group("g")
+            .send_timeout(Duration::ZERO)
+            .start()
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::Config(_)), "{e}");
+    }
+}

@@ -1,0 +1,293 @@
+//! The producer's error type.
+
+use std::time::Duration;
+
+use rmq_protocol::{Message, ResponseCode};
+
+/// Errors of the producer.
+///
+/// Every error a send method returns is an [`Error::Send`] that hands the
+/// unsent message(s) back ([`Error::into_unsent`]) and wraps the reason
+/// ([`Error::inner`]). Ask questions with [`is_retryable`](Error::is_retryable)
+/// and [`is_timeout`](Error::is_timeout) rather than matching variants; the
+/// `Display` text describes this level only, causes come through
+/// [`source()`](std::error::Error::source).
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The producer configuration is invalid; the text says which setting.
+    #[error("invalid producer configuration: {0}")]
+    Config(String),
+
+    /// A send failed; the message(s) are handed back in `unsent`.
+    #[error(
+        "cannot send {} to topic {topic:?} ({attempts} attempt{})",
+        unsent.describe(),
+        if *attempts == 1 { "" } else { "s" }
+    )]
+    Send {
+        /// The topic.
+        topic: String,
+        /// Send attempts made (0: rejected before sending).
+        attempts: u32,
+        /// Why: the last attempt's error, or the reason nothing was sent.
+        #[source]
+        source: Box<Error>,
+        /// The message(s), as passed in, plus the `UNIQ_KEY`/`WAIT`
+        /// properties the producer added (so a resend keeps its id).
+        unsent: Unsent,
+    },
+
+    /// The message was rejected before anything was sent.
+    #[error("invalid message")]
+    InvalidMessage(#[from] InvalidMessage),
+
+    /// A client-core call failed: route lookup, connection, broker answer.
+    #[error("client call failed")]
+    Client(#[from] rmq_client_core::Error),
+
+    /// The message could not be encoded (compression, properties string).
+    #[error("cannot encode the message")]
+    Protocol(#[from] rmq_protocol::Error),
+
+    /// The topic's route has no writable queue.
+    #[error("topic {topic:?} has no writable queue; check the topic's permissions and brokers")]
+    NoWritableQueue {
+        /// The topic.
+        topic: String,
+    },
+
+    /// A queue selector returned an index outside the queue list.
+    #[error("the queue selector returned index {index} but the topic has {len} queues")]
+    BadQueueIndex {
+        /// What the selector returned.
+        index: usize,
+        /// The number of queues.
+        len: usize,
+    },
+
+    /// The send timeout elapsed before the broker answered (Java: "call
+    /// timeout").
+    #[error("no send succeeded within the send timeout of {timeout:?}")]
+    Timeout {
+        /// The producer's send timeout.
+        timeout: Duration,
+        /// The last attempt's error, if an attempt failed before the time ran out.
+        #[source]
+        last: Option<Box<Error>>,
+    },
+
+    /// The producer has been shut down.
+    #[error("the producer has been shut down")]
+    Shutdown,
+}
+
+/// Why a message or batch was rejected before sending.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidMessage {
+    /// The topic name is invalid or reserved.
+    #[error("topic {topic:?} cannot be sent to: {reason}")]
+    Topic {
+        /// The topic.
+        topic: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// The body is empty; the broker rejects empty bodies.
+    #[error("the message body is empty")]
+    EmptyBody,
+
+    /// The body (or the encoded batch) is larger than the producer's
+    /// maximum message size.
+    #[error("the message is {size} bytes, over the maximum message size of {max} bytes")]
+    TooLarge {
+        /// Body (or encoded batch) size.
+        size: usize,
+        /// The producer's `max_message_size`.
+        max: usize,
+    },
+
+    /// The `DELAY` property is not a non-negative integer.
+    #[error("delay level {0:?} is not a non-negative integer")]
+    DelayLevel(String),
+
+    /// A property name or value cannot be carried (empty, or contains
+    /// `0x01`/`0x02`), or the properties are too long.
+    #[error("invalid message property")]
+    Property(#[source] rmq_protocol::Error),
+
+    /// The queue passed to `send_to_queue` is for another topic.
+    #[error("the message is for topic {message_topic:?} but the queue is of topic {queue_topic:?}")]
+    QueueTopic {
+        /// The message's topic.
+        message_topic: String,
+        /// The queue's topic.
+        queue_topic: String,
+    },
+
+    /// `send_batch` was given no message.
+    #[error("the batch is empty")]
+    EmptyBatch,
+
+    /// The batch breaks a batch rule (one topic, no delay, no retry topic,
+    /// one WAIT value).
+    #[error("invalid batch: {0}")]
+    Batch(String),
+
+    /// One message of a batch is invalid.
+    #[error("message {index} of the batch is invalid")]
+    InBatch {
+        /// Its index in the batch.
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        source: Box<InvalidMessage>,
+    },
+}
+
+/// The message(s) of a failed send, handed back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unsent {
+    /// One message.
+    Message(Box<Message>),
+    /// A batch.
+    Batch(Vec<Message>),
+}
+
+impl Unsent {
+    fn describe(&self) -> String {
+        match self {
+            Unsent::Message(_) => "a message".to_owned(),
+            Unsent::Batch(b) => format!("a batch of {} messages", b.len()),
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`] as the default error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The reason behind an [`Error::Send`]; any other error itself.
+    pub fn inner(&self) -> &Error {
+        match self {
+            Error::Send { source, .. } => source.inner(),
+            other => other,
+        }
+    }
+
+    /// The message(s) a failed send hands back.
+    pub fn unsent(&self) -> Option<&Unsent> {
+        match self {
+            Error::Send { unsent, .. } => Some(unsent),
+            _ => None,
+        }
+    }
+
+    /// Takes the message(s) a failed send hands back.
+    pub fn into_unsent(self) -> Option<Unsent> {
+        match self {
+            Error::Send { unsent, .. } => Some(unsent),
+            _ => None,
+        }
+    }
+
+    /// Takes the message of a failed single-message send.
+    pub fn into_message(self) -> Option<Message> {
+        match self.into_unsent()? {
+            Unsent::Message(m) => Some(*m),
+            Unsent::Batch(_) => None,
+        }
+    }
+
+    /// Whether sending again (later, or to another broker) may succeed:
+    /// timeouts, connection failures and the broker codes the Java producer
+    /// retries ([`ResponseCode::is_retryable`]).
+    pub fn is_retryable(&self) -> bool {
+        match self.inner() {
+            Error::Client(e) => e.is_retryable(),
+            Error::Timeout { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the send timed out (the producer's send timeout, or a call
+    /// or connect timeout underneath).
+    pub fn is_timeout(&self) -> bool {
+        match self.inner() {
+            Error::Timeout { .. } => true,
+            Error::Client(e) => e.is_timeout(),
+            _ => false,
+        }
+    }
+
+    /// The broker's response code, when a broker refused the send.
+    pub fn response_code(&self) -> Option<ResponseCode> {
+        match self.inner() {
+            Error::Client(e) => e.response_code(),
+            Error::Timeout { last: Some(e), .. } => e.response_code(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn send_wraps_and_hands_back() {
+        let msg = Message::new("t", "x");
+        let e = Error::Send {
+            topic: "t".into(),
+            attempts: 3,
+            source: Box::new(Error::Timeout {
+                timeout: Duration::from_secs(3),
+                last: None,
+            }),
+            unsent: Unsent::Message(Box::new(msg.clone())),
+        };
+        assert!(e.is_timeout());
+        assert!(e.is_retryable());
+        assert!(matches!(e.inner(), Error::Timeout { .. }));
+        assert_eq!(
+            e.to_string(),
+            "cannot send a message to topic \"t\" (3 attempts)"
+        );
+        assert_eq!(e.into_message(), Some(msg));
+
+        let e = Error::Send {
+            topic: "t".into(),
+            attempts: 0,
+            source: Box::new(InvalidMessage::EmptyBatch.into()),
+            unsent: Unsent::Batch(vec![]),
+        };
+        assert!(!e.is_retryable());
+        assert!(!e.is_timeout());
+        assert!(e.to_string().contains("a batch of 0 messages"));
+        assert_eq!(e.into_message(), None);
+    }
+
+    #[test]
+    fn broker_codes() {
+        let busy: Error = rmq_client_core::Error::Broker {
+            addr: "a:1".into(),
+            request: rmq_protocol::RequestCode::SEND_MESSAGE_V2,
+            code: ResponseCode::SYSTEM_BUSY,
+            remark: None,
+        }
+        .into();
+        assert!(busy.is_retryable());
+        assert_eq!(busy.response_code(), Some(ResponseCode::SYSTEM_BUSY));
+        let illegal: Error = rmq_client_core::Error::Broker {
+            addr: "a:1".into(),
+            request: rmq_protocol::RequestCode::SEND_MESSAGE_V2,
+            code: ResponseCode::MESSAGE_ILLEGAL,
+            remark: None,
+        }
+        .into();
+        assert!(!illegal.is_retryable());
+    }
+}

@@ -1,0 +1,70 @@
+//! The RocketMQ producer of rmq: send, oneway, to a queue, with a queue
+//! selector (ordered sends), batches, delay levels; retries on another
+//! broker and latency fault tolerance, with the Java client's defaults.
+//!
+//! ```no_run
+//! use rmq_producer::{Message, Producer, select_by_hash};
+//!
+//! # async fn demo() -> Result<(), rmq_producer::Error> {
+//! let producer = Producer::builder()
+//!     .group("orders-producer") // name servers default to NAMESRV_ADDR
+//!     .start()
+//!     .await?;
+//!
+//! let sent = producer
+//!     .send(Message::new("orders", "created").with_tags("created").with_keys(["order-42"]))
+//!     .await?;
+//! println!("{} in {} at {}", sent.msg_id, sent.message_queue, sent.queue_offset);
+//!
+//! // Ordered: every message of one order goes to one queue.
+//! producer
+//!     .send_with_selector(Message::new("orders", "paid"), select_by_hash("order-42"))
+//!     .await?;
+//!
+//! producer.send_oneway(Message::new("orders", "ping")).await?;
+//! producer.send(Message::new("orders", "later").with_delay_level(3)).await?;
+//! producer
+//!     .send_batch(vec![Message::new("orders", "a"), Message::new("orders", "b")])
+//!     .await?;
+//! producer.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! A failed send returns an [`Error::Send`] that hands the message back
+//! ([`Error::into_message`]) with the `UNIQ_KEY` it was given, so a resend
+//! keeps its id. See `DESIGN.md` in the crate for the send path.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![warn(missing_docs)]
+
+mod builder;
+mod config;
+mod error;
+mod fault;
+mod msg_id;
+mod prepare;
+mod producer;
+mod route;
+mod selector;
+mod send;
+mod validate;
+
+pub use builder::ProducerBuilder;
+pub use config::{DEFAULT_PRODUCER_GROUP, ProducerConfig};
+pub use error::{Error, InvalidMessage, Result, Unsent};
+pub use producer::Producer;
+pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
+pub use rmq_protocol::message::CompressionType;
+pub use rmq_protocol::{Message, MessageQueue};
+pub use selector::{JavaHashCode, hash_index, select_by_hash};
+pub use validate::{
+    AUTO_CREATE_TOPIC, FORBIDDEN_TOPICS, GROUP_MAX_LEN, RETRY_TOPIC_PREFIX, TOPIC_MAX_LEN,
+    check_batch, check_message, check_topic,
+};

@@ -1,0 +1,354 @@
+//! [`Producer`]: the running producer handle and its send methods.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmq_client_core::{ClientInstance, SendResult};
+use rmq_protocol::{Message, MessageQueue};
+use tokio::time::Instant;
+use tokio_util::task::TaskTracker;
+
+use crate::builder::ProducerBuilder;
+use crate::config::ProducerConfig;
+use crate::error::{Error, InvalidMessage, Result, Unsent};
+use crate::prepare::{prepare_batch, prepare_message};
+use crate::send::{Outcome, Sender};
+
+/// A running RocketMQ producer: a cheap-to-clone handle; every clone sends
+/// through the same client instance, queue counter and fault table.
+///
+/// Many tasks may send at once on one producer: no lock is held across an
+/// await on the send path. Call [`shutdown`](Producer::shutdown) once when
+/// done.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), rmq_producer::Error> {
+/// use rmq_producer::{Message, Producer};
+///
+/// let producer = Producer::builder().group("orders-producer").start().await?;
+/// let sent = producer
+///     .send(Message::new("orders", "hello").with_tags("created").with_keys(["order-42"]))
+///     .await?;
+/// println!("{} stored at {} offset {}", sent.msg_id, sent.message_queue, sent.queue_offset);
+/// producer.shutdown().await;
+/// # Ok(()) }
+/// ```
+///
+/// # Cancel safety
+///
+/// Dropping a send future before it resolves abandons the send: the message
+/// may or may not have been stored.
+#[derive(Debug, Clone)]
+pub struct Producer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    sender: Sender,
+    shut_down: AtomicBool,
+    /// Tasks of [`Producer::send_with_callback`].
+    tasks: TaskTracker,
+}
+
+impl Inner {
+    pub(crate) fn new(sender: Sender) -> Self {
+        Inner {
+            sender,
+            shut_down: AtomicBool::new(false),
+            tasks: TaskTracker::new(),
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.shut_down.load(Ordering::Acquire) {
+            return;
+        }
+        // Best effort: the last handle went away without `shutdown()`.
+        tracing::warn!(
+            group = %self.sender.config.group,
+            "producer dropped without shutdown(); unregistering in the background"
+        );
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let instance = self.sender.instance.clone();
+            let group = self.sender.config.group.clone();
+            rt.spawn(async move {
+                instance.unregister_producer(&group).await;
+                instance.release().await;
+            });
+        }
+    }
+}
+
+impl Producer {
+    /// A builder with the Java defaults.
+    pub fn builder() -> ProducerBuilder {
+        ProducerBuilder::default()
+    }
+
+    /// The producer's settings.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.inner.sender.config
+    }
+
+    /// The client instance this producer sends through (routes, client id).
+    pub fn client_instance(&self) -> &ClientInstance {
+        &self.inner.sender.instance
+    }
+
+    /// Whether [`shutdown`](Producer::shutdown) was called.
+    pub fn is_shutdown(&self) -> bool {
+        self.inner.shut_down.load(Ordering::Acquire)
+    }
+
+    fn check_running(&self) -> Result<()> {
+        if self.is_shutdown() {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Sends one message and waits for the broker to store it (Java
+    /// `send(msg)`): up to 1 + `retry_times_when_send_failed` attempts
+    /// within the send timeout, on other brokers where possible.
+    ///
+    /// The message gets a `UNIQ_KEY` (its [`SendResult::msg_id`]) unless it
+    /// has one, and `WAIT=true` unless `WAIT` is set. Bodies of at least
+    /// `compress_over` bytes are compressed.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Send`] handing the message back: invalid message, no
+    /// route, the last attempt's error, or [`Error::Timeout`].
+    pub async fn send(&self, msg: Message) -> Result<SendResult> {
+        let retries = self.config().retry_times_when_send_failed;
+        self.send_retrying(msg, retries).await
+    }
+
+    async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
+        let outcome = match self.check_running() {
+            Err(e) => Outcome::failed(e),
+            Ok(()) => match prepare_message(&mut msg, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => {
+                    self.inner
+                        .sender
+                        .send_with_retries(&prepared, retries)
+                        .await
+                }
+            },
+        };
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends one message without waiting for the broker's answer (Java
+    /// `sendOneway`): resolves once the request is written. One attempt, no
+    /// retry; the outcome is unknown.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Send`] handing the message back when it could not be
+    /// written.
+    pub async fn send_oneway(&self, mut msg: Message) -> Result<()> {
+        let outcome = match self.check_running() {
+            Err(e) => Outcome::failed(e),
+            Ok(()) => match prepare_message(&mut msg, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => self.inner.sender.send_oneway(&prepared).await,
+            },
+        };
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends one message to `queue` (Java `send(msg, mq)`): one attempt, no
+    /// retry. `queue.topic` must be the message's topic.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Producer::send), and [`InvalidMessage::QueueTopic`].
+    pub async fn send_to_queue(
+        &self,
+        mut msg: Message,
+        queue: &MessageQueue,
+    ) -> Result<SendResult> {
+        let outcome = match self.check_running() {
+            Err(e) => Outcome::failed(e),
+            Ok(()) if queue.topic != msg.topic => Outcome::failed(
+                InvalidMessage::QueueTopic {
+                    message_topic: msg.topic.clone(),
+                    queue_topic: queue.topic.clone(),
+                }
+                .into(),
+            ),
+            Ok(()) => match prepare_message(&mut msg, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => {
+                    let deadline = Instant::now() + self.config().send_timeout;
+                    Outcome::once(
+                        self.inner
+                            .sender
+                            .send_once(&prepared, queue, deadline)
+                            .await,
+                    )
+                }
+            },
+        };
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends one message to the queue `select` picks from the topic's
+    /// publish queues (Java `send(msg, selector, arg)`): one attempt, no
+    /// retry, so that a key's messages never move to another queue.
+    ///
+    /// `select` returns an index into the queue list. For ordered sends use
+    /// [`select_by_hash`](crate::select_by_hash) (Java
+    /// `SelectMessageQueueByHash`):
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: rmq_producer::Producer) -> Result<(), rmq_producer::Error> {
+    /// use rmq_producer::{Message, select_by_hash};
+    ///
+    /// let order_id = "order-42";
+    /// producer.send_with_selector(Message::new("orders", "paid"), select_by_hash(order_id)).await?;
+    /// producer.send_with_selector(Message::new("orders", "x"), |queues, _msg| queues.len() - 1).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Producer::send), and [`Error::BadQueueIndex`] for an index
+    /// outside the list.
+    pub async fn send_with_selector<F>(&self, mut msg: Message, select: F) -> Result<SendResult>
+    where
+        F: FnOnce(&[MessageQueue], &Message) -> usize,
+    {
+        let outcome = match self.check_running() {
+            Err(e) => Outcome::failed(e),
+            Ok(()) => match prepare_message(&mut msg, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => {
+                    let sender = &self.inner.sender;
+                    let deadline = Instant::now() + self.config().send_timeout;
+                    match sender.publish_queues(&msg.topic, deadline).await {
+                        Err(e) => Outcome::failed(e),
+                        Ok(publish) => {
+                            let queues = publish.queues();
+                            let index = select(queues, &msg);
+                            match queues.get(index) {
+                                None => Outcome::failed(Error::BadQueueIndex {
+                                    index,
+                                    len: queues.len(),
+                                }),
+                                Some(queue) => Outcome::once(
+                                    sender.send_once(&prepared, queue, deadline).await,
+                                ),
+                            }
+                        }
+                    }
+                }
+            },
+        };
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends messages of one topic in one request (Java `send(Collection)`,
+    /// SEND_BATCH_MESSAGE): stored contiguously in one queue. Retried like
+    /// [`send`](Producer::send).
+    ///
+    /// Rules: at least one message, one topic (not a retry topic), no delay
+    /// level, one `WAIT` value, every message valid, at most
+    /// `max_message_size` bytes encoded. Bodies are not compressed. Each
+    /// message gets its own `UNIQ_KEY`; [`SendResult::msg_id`] lists them in
+    /// order, joined with `,`, and `queue_offset` is the first message's.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Send`] handing the batch back.
+    pub async fn send_batch(&self, mut msgs: Vec<Message>) -> Result<SendResult> {
+        let retries = self.config().retry_times_when_send_failed;
+        let outcome = match self.check_running() {
+            Err(e) => Outcome::failed(e),
+            Ok(()) => match prepare_batch(&mut msgs, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => {
+                    self.inner
+                        .sender
+                        .send_with_retries(&prepared, retries)
+                        .await
+                }
+            },
+        };
+        hand_back(outcome, Unsent::Batch(msgs))
+    }
+
+    /// Sends in the background and calls `callback` with the result (Java
+    /// `send(msg, SendCallback)`), retrying up to
+    /// `retry_times_when_send_async_failed` times. Returns at once.
+    /// [`shutdown`](Producer::shutdown) waits for these sends to finish.
+    ///
+    /// Must be called within a Tokio runtime. After shutdown the callback
+    /// is called at once with [`Error::Shutdown`] (inside an
+    /// [`Error::Send`]).
+    pub fn send_with_callback<F>(&self, msg: Message, callback: F)
+    where
+        F: FnOnce(Result<SendResult>) + Send + 'static,
+    {
+        if self.is_shutdown() {
+            callback(hand_back(
+                Outcome::failed(Error::Shutdown),
+                Unsent::Message(Box::new(msg)),
+            ));
+            return;
+        }
+        let producer = self.clone();
+        let retries = self.config().retry_times_when_send_async_failed;
+        self.inner.tasks.spawn(async move {
+            let result = producer.send_retrying(msg, retries).await;
+            callback(result);
+        });
+    }
+
+    /// Stops the producer: refuses new sends, waits (up to the send
+    /// timeout) for [`send_with_callback`](Producer::send_with_callback)
+    /// sends, unregisters the group from the brokers and releases the
+    /// client instance (the last user stops it). Idempotent; other handles
+    /// see the producer shut down.
+    pub async fn shutdown(&self) {
+        if self.inner.shut_down.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let tasks = &self.inner.tasks;
+        tasks.close();
+        let grace = self.config().send_timeout + Duration::from_secs(1);
+        if tokio::time::timeout(grace, tasks.wait()).await.is_err() {
+            tracing::warn!(
+                pending = tasks.len(),
+                "callback sends still running at shutdown"
+            );
+        }
+        let instance = &self.inner.sender.instance;
+        instance.unregister_producer(&self.config().group).await;
+        instance.release().await;
+        tracing::info!(group = %self.config().group, "producer shut down");
+    }
+}
+
+/// Wraps a failed outcome into [`Error::Send`] with the unsent message(s).
+fn hand_back<T>(outcome: Outcome<T>, unsent: Unsent) -> Result<T> {
+    outcome.result.map_err(|source| {
+        let topic = match &unsent {
+            Unsent::Message(m) => m.topic.clone(),
+            Unsent::Batch(b) => b.first().map(|m| m.topic.clone()).unwrap_or_default(),
+        };
+        Error::Send {
+            topic,
+            attempts: outcome.attempts,
+            source: Box::new(source),
+            unsent,
+        }
+    })
+}

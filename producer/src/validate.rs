@@ -1,0 +1,291 @@
+//! Checks run before anything is sent (Java `Validators.checkMessage` /
+//! `checkTopic`, `TopicValidator`, and the batch rules of `MessageBatch`).
+
+use rmq_protocol::Message;
+use rmq_protocol::message::{property, validate_properties};
+
+use crate::error::InvalidMessage;
+
+/// Longest topic name the broker accepts (Java `TopicValidator.TOPIC_MAX_LENGTH`).
+pub const TOPIC_MAX_LEN: usize = 127;
+
+/// Longest producer group name (Java `Validators.CHARACTER_MAX_LENGTH`).
+pub const GROUP_MAX_LEN: usize = 255;
+
+/// The topic a producer falls back to for a topic without a route, so the
+/// broker auto-creates it (Java `TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC`).
+pub const AUTO_CREATE_TOPIC: &str = "TBW102";
+
+/// Prefix of retry topics (`%RETRY%<group>`, Java `MixAll.RETRY_GROUP_TOPIC_PREFIX`).
+pub const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
+
+/// Topics no client may send to: the broker's internal topics (Java
+/// `TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET`) plus [`AUTO_CREATE_TOPIC`],
+/// which only exists as a template for auto-created topics.
+///
+/// Topics starting with `rmq_sys_` (5.x internal topics) are refused too.
+/// `RMQ_SYS_TRACE_TOPIC` and `BenchmarkTest` stay allowed: message tracing
+/// and the benchmark tools write to them.
+pub const FORBIDDEN_TOPICS: &[&str] = &[
+    AUTO_CREATE_TOPIC,
+    "SCHEDULE_TOPIC_XXXX",
+    "SCHEDULE_TOPIC_XXXX_V2",
+    "RMQ_SYS_TRANS_HALF_TOPIC",
+    "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+    "TRANS_CHECK_MAX_TIME_TOPIC",
+    "SELF_TEST_TOPIC",
+    "OFFSET_MOVED_EVENT",
+];
+
+/// Prefix of 5.x system topics (Java `TopicValidator.SYSTEM_TOPIC_PREFIX`).
+const SYSTEM_TOPIC_PREFIX: &str = "rmq_sys_";
+
+/// Whether `c` may appear in a topic or group name (`^[%|a-zA-Z0-9_-]+$`).
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '%' | '|' | '_' | '-')
+}
+
+/// Checks a topic name as Java's `Validators.checkTopic` and
+/// `isNotAllowedSendTopic` do, plus the system-topic rules of
+/// [`FORBIDDEN_TOPICS`].
+///
+/// # Errors
+///
+/// [`InvalidMessage::Topic`] saying what is wrong.
+pub fn check_topic(topic: &str) -> Result<(), InvalidMessage> {
+    let bad = |reason: String| InvalidMessage::Topic {
+        topic: topic.to_owned(),
+        reason,
+    };
+    if topic.trim().is_empty() {
+        return Err(bad("the topic is empty".to_owned()));
+    }
+    if topic.len() > TOPIC_MAX_LEN {
+        return Err(bad(format!(
+            "the topic is {} characters long, more than the limit of {TOPIC_MAX_LEN}",
+            topic.len()
+        )));
+    }
+    if let Some(c) = topic.chars().find(|c| !is_name_char(*c)) {
+        return Err(bad(format!(
+            "the topic contains {c:?}; only ^[%|a-zA-Z0-9_-]+$ is allowed"
+        )));
+    }
+    if FORBIDDEN_TOPICS.contains(&topic) || topic.starts_with(SYSTEM_TOPIC_PREFIX) {
+        return Err(bad(
+            "it is a reserved system topic that clients may not send to".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a producer group name (Java `Validators.checkGroup`).
+///
+/// # Errors
+///
+/// A description of the problem.
+pub(crate) fn check_group(group: &str) -> Result<(), String> {
+    if group.trim().is_empty() {
+        return Err("the producer group is empty; set one with `.group(..)`".to_owned());
+    }
+    if group.len() > GROUP_MAX_LEN {
+        return Err(format!(
+            "the producer group is {} characters long, more than the limit of {GROUP_MAX_LEN}",
+            group.len()
+        ));
+    }
+    if let Some(c) = group.chars().find(|c| !is_name_char(*c)) {
+        return Err(format!(
+            "the producer group {group:?} contains {c:?}; only ^[%|a-zA-Z0-9_-]+$ is allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks one message before it is sent: topic, body (non-empty, at most
+/// `max_size` bytes), delay level and properties.
+///
+/// # Errors
+///
+/// The first problem found.
+pub fn check_message(msg: &Message, max_size: usize) -> Result<(), InvalidMessage> {
+    check_topic(&msg.topic)?;
+    check_body(msg, max_size)?;
+    check_delay(msg)?;
+    validate_properties(&msg.properties).map_err(InvalidMessage::Property)?;
+    Ok(())
+}
+
+fn check_body(msg: &Message, max_size: usize) -> Result<(), InvalidMessage> {
+    if msg.body.is_empty() {
+        return Err(InvalidMessage::EmptyBody);
+    }
+    if msg.body.len() > max_size {
+        return Err(InvalidMessage::TooLarge {
+            size: msg.body.len(),
+            max: max_size,
+        });
+    }
+    Ok(())
+}
+
+fn check_delay(msg: &Message) -> Result<(), InvalidMessage> {
+    match msg.property(property::DELAY) {
+        None => Ok(()),
+        Some(raw) => match raw.trim().parse::<i32>() {
+            Ok(level) if level >= 0 => Ok(()),
+            _ => Err(InvalidMessage::DelayLevel(raw.to_owned())),
+        },
+    }
+}
+
+/// Checks a batch (Java `DefaultMQProducer.batch` and `MessageBatch`): not
+/// empty, one topic, not a retry topic, no delay level, one `WAIT` value,
+/// and every message valid on its own.
+///
+/// The encoded size is checked later, once the batch is encoded.
+///
+/// # Errors
+///
+/// The first problem found; per-message problems carry the message's index.
+pub fn check_batch(msgs: &[Message], max_size: usize) -> Result<(), InvalidMessage> {
+    let Some(first) = msgs.first() else {
+        return Err(InvalidMessage::EmptyBatch);
+    };
+    check_topic(&first.topic)?;
+    if first.topic.starts_with(RETRY_TOPIC_PREFIX) {
+        return Err(InvalidMessage::Batch(format!(
+            "a batch cannot be sent to the retry topic {}",
+            first.topic
+        )));
+    }
+    let wait = first.wait_store_msg_ok();
+    for (index, msg) in msgs.iter().enumerate() {
+        if msg.topic != first.topic {
+            return Err(InvalidMessage::Batch(format!(
+                "message {index} is for topic {:?} but message 0 is for {:?}; \
+                 a batch must have one topic",
+                msg.topic, first.topic
+            )));
+        }
+        if msg.delay_level().is_some_and(|l| l > 0) {
+            return Err(InvalidMessage::Batch(format!(
+                "message {index} has a delay level; batches cannot be delayed, \
+                 send delayed messages one by one"
+            )));
+        }
+        if msg.wait_store_msg_ok() != wait {
+            return Err(InvalidMessage::Batch(format!(
+                "message {index} has a different WAIT property than message 0; \
+                 all messages of a batch must agree"
+            )));
+        }
+        check_message(msg, max_size).map_err(|source| InvalidMessage::InBatch {
+            index,
+            source: Box::new(source),
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics() {
+        for ok in [
+            "a",
+            "T-1_x",
+            "%RETRY%g",
+            "a|b",
+            &"x".repeat(127),
+            "RMQ_SYS_TRACE_TOPIC",
+        ] {
+            check_topic(ok).unwrap();
+        }
+        for bad in [
+            "",
+            "  ",
+            "a b",
+            "a/b",
+            "é",
+            &"x".repeat(128),
+            "TBW102",
+            "SCHEDULE_TOPIC_XXXX",
+            "RMQ_SYS_TRANS_HALF_TOPIC",
+            "rmq_sys_wheel_timer",
+        ] {
+            assert!(
+                matches!(check_topic(bad), Err(InvalidMessage::Topic { .. })),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn groups() {
+        check_group("g-1_%|").unwrap();
+        assert!(check_group("").is_err());
+        assert!(check_group("a.b").is_err());
+        assert!(check_group(&"g".repeat(256)).is_err());
+    }
+
+    #[test]
+    fn messages() {
+        let ok = Message::new("t", "x").with_tags("a").with_delay_level(2);
+        check_message(&ok, 10).unwrap();
+        assert!(matches!(
+            check_message(&Message::new("t", ""), 10),
+            Err(InvalidMessage::EmptyBody)
+        ));
+        assert!(matches!(
+            check_message(&Message::new("t", vec![0u8; 11]), 10),
+            Err(InvalidMessage::TooLarge { size: 11, max: 10 })
+        ));
+        check_message(&Message::new("t", vec![0u8; 10]), 10).unwrap();
+        let sep = Message::new("t", "x").with_property("k", "a\u{1}b");
+        assert!(matches!(
+            check_message(&sep, 10),
+            Err(InvalidMessage::Property(_))
+        ));
+        let delay = Message::new("t", "x").with_property(property::DELAY, "soon");
+        assert!(matches!(
+            check_message(&delay, 10),
+            Err(InvalidMessage::DelayLevel(_))
+        ));
+        assert!(check_message(&Message::new("TBW102", "x"), 10).is_err());
+    }
+
+    #[test]
+    fn batches() {
+        let m = |t: &str| Message::new(t, "x");
+        check_batch(&[m("t"), m("t")], 10).unwrap();
+        assert!(matches!(
+            check_batch(&[], 10),
+            Err(InvalidMessage::EmptyBatch)
+        ));
+        assert!(matches!(
+            check_batch(&[m("t"), m("u")], 10),
+            Err(InvalidMessage::Batch(_))
+        ));
+        assert!(matches!(
+            check_batch(&[m("%RETRY%g")], 10),
+            Err(InvalidMessage::Batch(_))
+        ));
+        assert!(matches!(
+            check_batch(&[m("t"), m("t").with_delay_level(1)], 10),
+            Err(InvalidMessage::Batch(_))
+        ));
+        // Delay level 0 means "no delay".
+        check_batch(&[m("t").with_delay_level(0)], 10).unwrap();
+        assert!(matches!(
+            check_batch(&[m("t"), m("t").with_property(property::WAIT, "false")], 10),
+            Err(InvalidMessage::Batch(_))
+        ));
+        assert!(matches!(
+            check_batch(&[m("t"), Message::new("t", "")], 10),
+            Err(InvalidMessage::InBatch { index: 1, .. })
+        ));
+    }
+}

@@ -1,0 +1,92 @@
+//! Two brokers: one is killed mid-run, sends continue on the other with no
+//! error reaching the caller. Needs the local script's second broker.
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmq_producer::Message;
+use rmq_testkit::{BROKER_B, kill_broker, second_broker, start_broker};
+use support::{TEST_TIMEOUT, within};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sends_continue_when_one_broker_dies() {
+    within(TEST_TIMEOUT + Duration::from_secs(300), async {
+        let env = support::env().await;
+        let broker_b = second_broker().await;
+        let topic = rmq_testkit::unique_name("failover");
+        env.topic_on(&topic, &env.broker.broker_addr, 4).await;
+        env.topic_on(&topic, &broker_b, 4).await;
+        let p = env.producer().await;
+
+        // Wait until the route names both brokers.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let route = p
+                .client_instance()
+                .refresh_route(&topic)
+                .await
+                .expect("route");
+            let brokers: HashSet<_> = route
+                .publish_queues()
+                .iter()
+                .map(|q| q.broker_name.clone())
+                .collect();
+            if brokers.len() == 2 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "route never listed two brokers"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+
+        let killed = Arc::new(AtomicBool::new(false));
+        let sender = {
+            let p = p.clone();
+            let topic = topic.clone();
+            let killed = killed.clone();
+            tokio::spawn(async move {
+                let mut used_before = HashSet::new();
+                let mut used_after = HashSet::new();
+                let mut sent_after = 0u32;
+                let mut i = 0u32;
+                while sent_after < 200 {
+                    let after = killed.load(Ordering::SeqCst);
+                    let r = p
+                        .send(Message::new(&topic, format!("m{i}")))
+                        .await
+                        .unwrap_or_else(|e| panic!("send {i} failed (after kill: {after}): {e:?}"));
+                    if after {
+                        used_after.insert(r.message_queue.broker_name);
+                        sent_after += 1;
+                    } else {
+                        used_before.insert(r.message_queue.broker_name);
+                    }
+                    i += 1;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                (used_before, used_after, i)
+            })
+        };
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        kill_broker(BROKER_B).await;
+        killed.store(true, Ordering::SeqCst);
+        let (before, after, total) = sender.await.expect("sender");
+        assert_eq!(
+            before.len(),
+            2,
+            "both brokers were used before the kill: {before:?}"
+        );
+        assert!(!after.contains(BROKER_B), "{after:?}");
+        assert!(total > 200);
+        p.shutdown().await;
+        // Leave the second broker running for the next test.
+        start_broker(BROKER_B).await;
+    })
+    .await;
+}

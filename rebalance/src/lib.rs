@@ -1,0 +1,50 @@
+//! Queue allocation for rmq consumers: which queues of a topic each member of
+//! a clustering consumer group reads.
+//!
+//! This crate holds the [`AllocateStrategy`] trait and the Java client's
+//! strategies ([`allocate`]), each giving exactly the Java result for the same
+//! inputs, so Rust and Java consumers can share a group. Everything here is
+//! pure logic: no I/O, no clocks, no tasks.
+//!
+//! # Example
+//!
+//! ```
+//! use rmq_protocol::MessageQueue;
+//! use rmq_rebalance::{AllocateAveragely, AllocateStrategy, sort_consumer_ids, sort_queues};
+//!
+//! # fn main() -> Result<(), rmq_rebalance::AllocateError> {
+//! let mut mq_all: Vec<MessageQueue> =
+//!     (0..2).map(|id| MessageQueue::new("TopicTest", "broker-a", id)).collect();
+//! let mut cid_all: Vec<String> = ["c2", "c0", "c1"].map(String::from).into();
+//! sort_queues(&mut mq_all);
+//! sort_consumer_ids(&mut cid_all);
+//!
+//! // 2 queues, 3 consumers: the last consumer (in sorted order) idles.
+//! let sizes: Vec<usize> = cid_all
+//!     .iter()
+//!     .map(|cid| AllocateAveragely.allocate("g", cid, &mq_all, &cid_all).map(|v| v.len()))
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(sizes, [1, 1, 0]);
+//! # Ok(())
+//! # }
+//! ```
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![warn(missing_docs)]
+
+pub mod allocate;
+mod error;
+
+pub use allocate::{
+    AllocateAveragely, AllocateAveragelyByCircle, AllocateByConfig, AllocateByMachineRoom,
+    AllocateConsistentHash, AllocateMachineRoomNearby, AllocateStrategy, HashFunction,
+    MachineRoomResolver, Md5Hash, sort_consumer_ids, sort_queues,
+};
+pub use error::AllocateError;

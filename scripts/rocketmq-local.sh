@@ -1,0 +1,704 @@
+#!/usr/bin/env bash
+# Run the real Apache RocketMQ (name server + broker) locally, from Maven Central jars, for tests and CI.
+#
+# Usage: scripts/rocketmq-local.sh <command> [args]
+#
+#   start [--second-broker]   resolve the jars (first time only), start the name server on 127.0.0.1:9876 and
+#                             broker-a on 127.0.0.1:10911 in a fresh temp store, wait until the broker is
+#                             registered with the name server, then print (stdout, eval-able):
+#                               export NAMESRV_ADDR=127.0.0.1:9876
+#                               export RMQ_BROKER_ADDR=127.0.0.1:10911
+#                               export RMQ_VERSION=5.5.0
+#                             (plus RMQ_BROKER_B_ADDR with --second-broker or RMQ_SECOND_BROKER=1).
+#                             Already running: says so, starts what is missing, prints the same lines.
+#   stop                      stop exactly the processes `start` started (pid files), wait, remove the temp dir
+#   status                    what runs (exit 0 when the name server runs, 3 when nothing runs)
+#   env                       print the export lines of the running instance (exit 3 when nothing runs)
+#   start-broker NAME         start broker-a or broker-b (keeps its store when it ran before)
+#   stop-broker NAME          SIGTERM one broker and wait for it to exit (store kept)
+#   kill-broker NAME          SIGKILL one broker (store kept; the next start does the abnormal recovery)
+#   restart-broker NAME       stop-broker (if running) + start-broker, same store
+#   cluster                   brokers registered with the name server: "<cluster> <brokerName> <id> <addr>"
+#   logs [NAME]               tail the logs of namesrv / broker-a / broker-b (default: all)
+#   admin ARGS...             mqadmin (org.apache.rocketmq.tools.command.MQAdminStartup) of the running version,
+#                             NAMESRV_ADDR defaults to the local name server, e.g.
+#                               scripts/rocketmq-local.sh admin updateTopic -c DefaultCluster -t T -r 8 -w 8
+#                               scripts/rocketmq-local.sh admin updateSubGroup -c DefaultCluster -g G -o true
+#                               scripts/rocketmq-local.sh admin consumerProgress -g G
+#                               scripts/rocketmq-local.sh admin clusterList
+#                             mqadmin exits 0 even when the operation failed: check its output.
+#   resolve [VERSION]         resolve (download) the jars and print the version that `start` would use
+#
+# Environment:
+#   RMQ_VERSION        exact version (5.5.0, 4.9.7, ...) or a line: "5" (default) / "4.9". A line picks the newest
+#                      version of the line that resolves from Maven (tried in the order of VERSIONS_5 /
+#                      VERSIONS_4_9 below) and remembers the choice in .cache/rocketmq/choice-<line>.
+#   RMQ_SECOND_BROKER  1 = `start` also starts broker-b
+#   RMQ_START_TIMEOUT  seconds to wait for each process to become ready (default 120)
+#   RMQ_NAMESRV_PORT / RMQ_BROKER_A_PORT / RMQ_BROKER_B_PORT   ports (default 9876 / 10911 / 10921);
+#                      a broker also uses port-2 (fast/"VIP" channel) and port+1 (HA)
+#   RMQ_TMPDIR         where the temp run dir (stores, logs) is created (default $TMPDIR or /tmp)
+#   RMQ_JAVA_OPTS      extra JVM flags for the name server and brokers
+#   RMQ_BROKER_EXTRA_CONF  extra broker.conf lines (newline-separated), appended last (e.g. ACL, TLS switches)
+#   JAVA_HOME          java to use (else `java` on PATH)
+#
+# Files: jars in <repo>/.cache/rocketmq/<version>/lib (git-ignored; `.complete` marks a finished download);
+# the running instance lives in a fresh temp dir linked from <repo>/.cache/rocketmq/current.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+CACHE="$REPO_ROOT/.cache/rocketmq"
+CURRENT="$CACHE/current"
+
+VERSIONS_5="5.5.1 5.5.0 5.4.0 5.3.3 5.3.2 5.3.1 5.2.0 5.1.4"
+VERSIONS_4_9="4.9.8 4.9.7 4.9.6"
+
+NAMESRV_PORT="${RMQ_NAMESRV_PORT:-9876}"
+BROKER_A_PORT="${RMQ_BROKER_A_PORT:-10911}"
+BROKER_B_PORT="${RMQ_BROKER_B_PORT:-10921}"
+START_TIMEOUT="${RMQ_START_TIMEOUT:-120}"
+HOST=127.0.0.1
+NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
+CLUSTER=DefaultCluster
+
+if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; fi
+
+log() { printf 'rocketmq-local: %s\n' "$*" >&2; }
+die() { printf 'rocketmq-local: error: %s\n' "$*" >&2; exit 1; }
+now() { date +%s; }
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || die "'$1' not found on PATH: $2"
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Remoting probe (python3 stdlib): speaks the RocketMQ frame (4-byte total length, 4-byte header length whose high
+# byte is the serialize type, JSON header, body).
+PROBE_PY='
+import json, re, socket, struct, sys
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("connection closed by peer")
+        buf += chunk
+    return buf
+
+def request(addr, code, ext=None, timeout=3.0):
+    host, port = addr.rsplit(":", 1)
+    header = json.dumps({"code": code, "language": "PYTHON", "version": 0, "opaque": 1,
+                         "flag": 0, "extFields": ext or {}}).encode()
+    frame = struct.pack(">ii", 4 + len(header), len(header)) + header
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.settimeout(timeout)
+        s.sendall(frame)
+        total = struct.unpack(">i", recv_exact(s, 4))[0]
+        data = recv_exact(s, total)
+    if data[0] != 0:
+        raise ValueError("response is not JSON-serialized (serialize type %d)" % data[0])
+    hlen = struct.unpack(">i", data[:4])[0] & 0xFFFFFF
+    resp = json.loads(data[4:4 + hlen].decode("utf-8"))
+    return resp, data[4 + hlen:]
+
+def java_json(body):
+    # fastjson writes integer map keys unquoted: {0:"127.0.0.1:10911"}
+    text = body.decode("utf-8")
+    return json.loads(re.sub(r"([{,])\s*(-?\d+)\s*:", "\\1\"\\2\":", text))
+
+def main():
+    cmd, addr = sys.argv[1], sys.argv[2]
+    try:
+        if cmd == "cluster":
+            resp, body = request(addr, 106)
+            if resp.get("code") != 0:
+                print("GET_BROKER_CLUSTER_INFO failed: code %s %s" % (resp.get("code"), resp.get("remark")), file=sys.stderr)
+                return 2
+            info = java_json(body) if body else {}
+            for name, data in sorted((info.get("brokerAddrTable") or {}).items()):
+                for bid, baddr in sorted((data.get("brokerAddrs") or {}).items()):
+                    print(data.get("cluster", "?"), name, bid, baddr)
+        elif cmd == "version":
+            resp, body = request(addr, 28)
+            if resp.get("code") != 0:
+                print("GET_BROKER_RUNTIME_INFO failed: code %s %s" % (resp.get("code"), resp.get("remark")), file=sys.stderr)
+                return 2
+            table = java_json(body).get("table", {})
+            print(table.get("brokerVersionDesc", "unknown"))
+        else:
+            print("unknown probe command " + cmd, file=sys.stderr)
+            return 64
+    except (OSError, ValueError, ConnectionError) as e:
+        print("%s: %s" % (addr, e), file=sys.stderr)
+        return 1
+    return 0
+
+sys.exit(main())
+'
+
+probe() { python3 -c "$PROBE_PY" "$@"; }
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# ---------------------------------------------------------------------------------------------------------------
+# Versions and jars
+
+is_4x() { [[ "$1" == 4.* ]]; }
+
+write_pom() {
+  local v="$1" dir="$2"
+  cat >"$dir/pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- generated by scripts/rocketmq-local.sh: the jars of RocketMQ $v (name server, broker, mqadmin) -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>rmq.local</groupId>
+  <artifactId>rocketmq-jars</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-namesrv</artifactId><version>$v</version></dependency>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-broker</artifactId><version>$v</version></dependency>
+    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>rocketmq-tools</artifactId><version>$v</version></dependency>
+  </dependencies>
+</project>
+EOF
+}
+
+# ensure_jars VERSION: jars of VERSION in $CACHE/VERSION/lib (Maven runs only when the marker is missing).
+ensure_jars() {
+  local v="$1" dir="$CACHE/$1"
+  [[ -f "$dir/.complete" ]] && return 0
+  need mvn "install Maven (e.g. apt-get install maven) to download the RocketMQ jars"
+  mkdir -p "$dir"
+  write_pom "$v" "$dir"
+  rm -rf "$dir/lib" "$dir/lib.tmp"
+  log "resolving RocketMQ $v jars with Maven (first start of this version only)..."
+  local t0; t0=$(now)
+  if mvn -B -q -Dstyle.color=never -f "$dir/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+       -DoutputDirectory="$dir/lib.tmp" >"$dir/mvn.log" 2>&1 \
+     && compgen -G "$dir/lib.tmp/rocketmq-broker-$v.jar" >/dev/null; then
+    mv "$dir/lib.tmp" "$dir/lib"
+    echo "$v" >"$dir/.complete"
+    log "RocketMQ $v: $(ls "$dir/lib" | wc -l) jars in $dir/lib ($(( $(now) - t0 )) s)"
+    return 0
+  fi
+  rm -rf "$dir/lib.tmp"
+  log "RocketMQ $v does not resolve from Maven (log: $dir/mvn.log):"
+  grep -m1 -E 'Could not|not found|ERROR\]' "$dir/mvn.log" >&2 || tail -n 3 "$dir/mvn.log" >&2 || true
+  return 1
+}
+
+# resolve_version [SPEC] -> prints the exact version (jars present).
+resolve_version() {
+  local spec="${1:-${RMQ_VERSION:-5}}" line candidates v
+  case "$spec" in
+    5|5.x|latest) line=5; candidates="$VERSIONS_5" ;;
+    4|4.x|4.9|4.9.x) line=4.9; candidates="$VERSIONS_4_9" ;;
+    [0-9]*.[0-9]*.[0-9]*)
+      ensure_jars "$spec" || die "RocketMQ $spec is not available from Maven; pick another RMQ_VERSION"
+      echo "$spec"; return 0 ;;
+    *) die "RMQ_VERSION='$spec' is neither a version (5.5.0) nor a line (5, 4.9)" ;;
+  esac
+  local choice="$CACHE/choice-$line"
+  if [[ -f "$choice" ]]; then
+    v="$(cat "$choice")"
+    if [[ -f "$CACHE/$v/.complete" ]]; then echo "$v"; return 0; fi
+  fi
+  mkdir -p "$CACHE"
+  for v in $candidates; do
+    if ensure_jars "$v"; then
+      echo "$v" >"$choice"
+      log "RocketMQ line $line: using $v (remembered in $choice; delete it to pick again)"
+      echo "$v"; return 0
+    fi
+  done
+  die "no RocketMQ $line.x version resolves from Maven (tried: $candidates)"
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Run dir: a fresh temp dir per `start`, linked from $CURRENT.
+#   <T>/version, <T>/rocketmq-home/conf, <T>/<name>/{pid,stdout.log,home,store,*.conf}
+
+run_dir() { # prints the live run dir, or nothing
+  if [[ -L "$CURRENT" ]]; then
+    local t; t="$(readlink "$CURRENT")"
+    if [[ -d "$t" && -f "$t/version" ]]; then echo "$t"; return 0; fi
+    rm -f "$CURRENT"
+  fi
+  return 0
+}
+
+# pid_running PID: the process exists and is not a zombie (an orphan stays a zombie until init reaps it).
+pid_running() {
+  kill -0 "$1" 2>/dev/null || return 1
+  if [[ -r "/proc/$1/stat" ]]; then
+    local state
+    state="$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true)"
+    [[ "$state" != Z && "$state" != X ]]
+  fi
+}
+
+# alive T NAME: the process in <T>/<NAME>/pid runs and is the one we started (its command line names T).
+alive() {
+  local f="$1/$2/pid" pid args
+  [[ -f "$f" ]] || return 1
+  pid="$(cat "$f")"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  pid_running "$pid" || return 1
+  if [[ -r "/proc/$pid/cmdline" ]]; then
+    args="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+  else
+    args="$(ps -p "$pid" -o args= 2>/dev/null || true)"
+  fi
+  [[ "$args" == *"$1/$2/"* ]]
+}
+
+pid_of() { cat "$1/$2/pid"; }
+
+broker_port() {
+  case "$1" in
+    broker-a) echo "$BROKER_A_PORT" ;;
+    broker-b) echo "$BROKER_B_PORT" ;;
+    *) die "unknown broker '$1' (broker-a or broker-b)" ;;
+  esac
+}
+
+write_logback_4x() { # ROCKETMQ_HOME/conf/logback_{namesrv,broker,tools}.xml for 4.9.x (read at startup, must exist)
+  local conf="$1/conf" n
+  mkdir -p "$conf"
+  for n in namesrv broker tools; do
+    cat >"$conf/logback_$n.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration>
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>\${user.home}/logs/rocketmqlogs/$n.log</file>
+    <append>true</append>
+    <encoder><pattern>%d{yyyy-MM-dd HH:mm:ss.SSS} %p %t - %m%n</pattern></encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+</configuration>
+EOF
+  done
+}
+
+write_namesrv_conf() {
+  cat >"$1" <<EOF
+listenPort=$NAMESRV_PORT
+bindAddress=$HOST
+EOF
+}
+
+write_broker_conf() { # FILE NAME PORT STORE
+  local f="$1" name="$2" port="$3" store="$4" levels
+  levels="$(printf '1s %.0s' $(seq 1 18))"
+  cat >"$f" <<EOF
+# generated by scripts/rocketmq-local.sh: a small, test-friendly broker
+brokerClusterName=$CLUSTER
+brokerName=$name
+brokerId=0
+brokerRole=ASYNC_MASTER
+flushDiskType=ASYNC_FLUSH
+namesrvAddr=$NAMESRV_ADDR_LOCAL
+# advertise loopback (else a non-loopback interface address is registered)
+brokerIP1=$HOST
+listenPort=$port
+bindAddress=$HOST
+storePathRootDir=$store
+storePathCommitLog=$store/commitlog
+autoCreateTopicEnable=true
+autoCreateSubscriptionGroup=true
+enablePropertyFilter=true
+# eighteen 1 s levels: delayed messages and consumer retries (level 3 + reconsumeTimes) come back after 1 s
+messageDelayLevel=${levels% }
+# small files: 100 MiB commit log (default 1 GiB), 30 000-entry consume queues (default 300 000)
+mappedFileSizeCommitLog=104857600
+mappedFileSizeConsumeQueue=600000
+# default 200 ms answers "broker busy" on slow machines
+waitTimeMillsInSendQueue=1000
+# fast transaction check-back for tests (defaults: first check after 6 s, then every 60 s)
+transactionTimeOut=3000
+transactionCheckInterval=3000
+# refuse writes only above 95 % disk use (default 90 %; 4.9.x reads -Drocketmq.broker.diskSpace*Ratio instead)
+diskSpaceWarningLevelRatio=95
+diskSpaceCleanForciblyRatio=93
+EOF
+  if [[ -n "${RMQ_BROKER_EXTRA_CONF:-}" ]]; then
+    printf '# RMQ_BROKER_EXTRA_CONF\n%s\n' "$RMQ_BROKER_EXTRA_CONF" >>"$f"
+  fi
+}
+
+# java_opts T NAME HEAP -> the JVM flags (one per line)
+java_opts() {
+  local t="$1" name="$2" heap="$3" v
+  v="$(cat "$t/version")"
+  printf '%s\n' "-Xms$heap" "-Xmx$((${heap%m} * 2))m" "-XX:MaxDirectMemorySize=512m" "-XX:-UsePerfData" \
+    "-Duser.home=$t/$name/home" "-Drocketmq.home.dir=$t/rocketmq-home" \
+    "-Drocketmq.broker.diskSpaceWarningLevelRatio=0.95" "-Drocketmq.broker.diskSpaceCleanForciblyRatio=0.93"
+  if is_4x "$v"; then
+    printf '%s\n' "--add-opens=java.base/java.nio=ALL-UNNAMED" "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED" \
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
+  else
+    case "$name" in
+      namesrv) echo "-Drmq.logback.configurationFile=rmq.namesrv.logback.xml" ;;
+      broker-*) echo "-Drmq.logback.configurationFile=rmq.broker.logback.xml" ;;
+    esac
+  fi
+  if [[ -n "${RMQ_JAVA_OPTS:-}" ]]; then printf '%s\n' $RMQ_JAVA_OPTS; fi
+}
+
+# launch T NAME MAINCLASS ARGS...: java in the background, detached (own session, fds closed), pid in <T>/<NAME>/pid
+launch() {
+  local t="$1" name="$2" main="$3"; shift 3
+  local d="$t/$name" v heap=128m opts=()
+  v="$(cat "$t/version")"
+  [[ "$name" == broker-* ]] && heap=256m
+  mkdir -p "$d/home"
+  mapfile -t opts < <(java_opts "$t" "$name" "$heap")
+  local setsid=()
+  command -v setsid >/dev/null 2>&1 && setsid=(setsid)
+  : >"$d/stdout.log"
+  (
+    cd "$d"
+    export ROCKETMQ_HOME="$t/rocketmq-home"
+    exec "${setsid[@]}" "$JAVA" "${opts[@]}" -cp "$CACHE/$v/lib/*" "$main" "$@" \
+      </dev/null >"$d/stdout.log" 2>&1 9>&-
+  ) &
+  echo $! >"$d/pid"
+  disown $! 2>/dev/null || true
+}
+
+# dump_logs T NAME: the end of a process' stdout and main log (on failures)
+dump_logs() {
+  local d="$1/$2" f
+  for f in "$d/stdout.log" "$d/home/logs/rocketmqlogs/$3.log"; do
+    if [[ -f "$f" ]]; then
+      printf -- '----- %s (last 40 lines) -----\n' "$f" >&2
+      grep -v '|-INFO in\||-WARN in' "$f" | tail -n 40 >&2 || true
+    fi
+  done
+}
+
+wait_namesrv() {
+  local t="$1" deadline=$(( $(now) + START_TIMEOUT ))
+  while :; do
+    alive "$t" namesrv || { log "the name server exited during startup"; dump_logs "$t" namesrv namesrv; return 1; }
+    if grep -q 'boot success' "$t/namesrv/stdout.log" && probe cluster "$NAMESRV_ADDR_LOCAL" >/dev/null 2>&1; then
+      return 0
+    fi
+    if (( $(now) >= deadline )); then
+      log "the name server did not answer on $NAMESRV_ADDR_LOCAL within ${START_TIMEOUT}s"
+      dump_logs "$t" namesrv namesrv; return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# wait_broker T NAME PORT: the broker printed "boot success", is registered with the name server at
+# 127.0.0.1:PORT as id 0, and answers GET_BROKER_RUNTIME_INFO itself.
+wait_broker() {
+  local t="$1" name="$2" port="$3" deadline=$(( $(now) + START_TIMEOUT ))
+  while :; do
+    alive "$t" "$name" || { log "$name exited during startup"; dump_logs "$t" "$name" broker; return 1; }
+    if grep -q 'boot success' "$t/$name/stdout.log" \
+       && probe cluster "$NAMESRV_ADDR_LOCAL" 2>/dev/null | grep -q " $name 0 $HOST:$port\$" \
+       && probe version "$HOST:$port" >/dev/null 2>&1; then
+      return 0
+    fi
+    if (( $(now) >= deadline )); then
+      log "$name was not registered with the name server within ${START_TIMEOUT}s"
+      dump_logs "$t" "$name" broker; return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# terminate T NAME SIGNAL: signal our process and wait until it is gone (SIGKILL after 60 s).
+terminate() {
+  local t="$1" name="$2" sig="$3" pid i
+  alive "$t" "$name" || return 0
+  pid="$(pid_of "$t" "$name")"
+  kill "-$sig" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 600; i++)); do
+    pid_running "$pid" || return 0
+    sleep 0.1
+  done
+  log "$name (pid $pid) did not exit within 60 s after SIG$sig; sending SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    pid_running "$pid" || return 0
+    sleep 0.1
+  done
+  die "$name (pid $pid) survived SIGKILL"
+}
+
+start_broker_in() { # T NAME
+  local t="$1" name="$2" port t0
+  port="$(broker_port "$name")"
+  if alive "$t" "$name"; then
+    log "$name already running (pid $(pid_of "$t" "$name"), $HOST:$port)"
+    return 0
+  fi
+  local p
+  for p in "$port" $((port - 2)) $((port + 1)); do
+    port_open "$p" && die "port $p (needed by $name) is already in use by another process"
+  done
+  mkdir -p "$t/$name/store"
+  write_broker_conf "$t/$name/broker.conf" "$name" "$port" "$t/$name/store"
+  t0=$(now)
+  launch "$t" "$name" org.apache.rocketmq.broker.BrokerStartup -c "$t/$name/broker.conf"
+  if ! wait_broker "$t" "$name" "$port"; then
+    terminate "$t" "$name" KILL
+    return 1
+  fi
+  log "$name up on $HOST:$port (pid $(pid_of "$t" "$name"), $(( $(now) - t0 )) s)"
+}
+
+print_env() { # T
+  local t="$1"
+  echo "export NAMESRV_ADDR=$NAMESRV_ADDR_LOCAL"
+  echo "export RMQ_BROKER_ADDR=$HOST:$BROKER_A_PORT"
+  if alive "$t" broker-b; then echo "export RMQ_BROKER_B_ADDR=$HOST:$BROKER_B_PORT"; fi
+  echo "export RMQ_VERSION=$(cat "$t/version")"
+}
+
+lock() {
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/.lock"
+  if command -v flock >/dev/null 2>&1; then
+    flock -w 600 9 || die "another rocketmq-local.sh holds $CACHE/.lock for 10 minutes"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# Commands
+
+cmd_start() {
+  local second="${RMQ_SECOND_BROKER:-0}" arg
+  for arg in "$@"; do
+    case "$arg" in
+      --second-broker) second=1 ;;
+      *) die "start: unknown option '$arg'" ;;
+    esac
+  done
+  need "$JAVA" "install a JDK (17 works for 4.9.x and 5.x) or set JAVA_HOME"
+  need python3 "python3 is used to check that the broker registered with the name server"
+  lock
+  local t; t="$(run_dir)"
+  if [[ -n "$t" ]] && alive "$t" namesrv; then
+    local running; running="$(cat "$t/version")"
+    if [[ -n "${RMQ_VERSION:-}" && "$RMQ_VERSION" == *.*.* && "$RMQ_VERSION" != "$running" ]]; then
+      die "RocketMQ $running is running (run dir $t), RMQ_VERSION=$RMQ_VERSION asked: run '$0 stop' first"
+    fi
+    log "already running: RocketMQ $running, name server $NAMESRV_ADDR_LOCAL (run dir $t)"
+    start_broker_in "$t" broker-a || die "could not start broker-a"
+    if [[ "$second" == 1 ]]; then start_broker_in "$t" broker-b || die "could not start broker-b"; fi
+    print_env "$t"
+    return 0
+  fi
+  if [[ -n "$t" ]]; then
+    log "removing the state of a previous run that is no longer running ($t)"
+    stop_all "$t"
+  fi
+
+  local v; v="$(resolve_version)"
+  local p
+  for p in "$NAMESRV_PORT" "$BROKER_A_PORT"; do
+    port_open "$p" && die "port $p is already in use by another process (another RocketMQ?). Stop it, or point the tests at it with NAMESRV_ADDR"
+  done
+  check_disk
+  local base="${RMQ_TMPDIR:-${TMPDIR:-/tmp}}"
+  t="$(mktemp -d "$base/rmq-local.XXXXXX")"
+  echo "$v" >"$t/version"
+  mkdir -p "$t/rocketmq-home/conf" "$t/namesrv"
+  is_4x "$v" && write_logback_4x "$t/rocketmq-home"
+  ln -sfn "$t" "$CURRENT"
+
+  local t0 t1; t0=$(now)
+  log "starting RocketMQ $v (run dir $t)"
+  write_namesrv_conf "$t/namesrv/namesrv.conf"
+  launch "$t" namesrv org.apache.rocketmq.namesrv.NamesrvStartup -c "$t/namesrv/namesrv.conf"
+  if ! wait_namesrv "$t"; then stop_all "$t" keep; die "the name server did not start (logs kept in $t)"; fi
+  t1=$(now)
+  log "name server up on $NAMESRV_ADDR_LOCAL (pid $(pid_of "$t" namesrv), $(( t1 - t0 )) s)"
+  if ! start_broker_in "$t" broker-a; then stop_all "$t" keep; die "broker-a did not start (logs kept in $t)"; fi
+  if [[ "$second" == 1 ]] && ! start_broker_in "$t" broker-b; then
+    stop_all "$t" keep; die "broker-b did not start (logs kept in $t)"
+  fi
+  log "RocketMQ $v ready in $(( $(now) - t0 )) s"
+  print_env "$t"
+}
+
+check_disk() {
+  local base="${RMQ_TMPDIR:-${TMPDIR:-/tmp}}" use
+  use="$(df -P "$base" 2>/dev/null | awk 'NR==2 { sub("%", "", $5); print $5 }')" || return 0
+  if [[ "$use" =~ ^[0-9]+$ ]] && (( use >= 90 )); then
+    log "warning: $base is $use % full; the broker refuses writes above 95 % (set RMQ_TMPDIR elsewhere)"
+  fi
+}
+
+# stop_all T [keep]: end the brokers, then the name server; remove the run dir unless "keep".
+# SIGKILL: the store is thrown away, and a 5.x broker's graceful shutdown takes ~15 s.
+stop_all() {
+  local t="$1" keep="${2:-}" name
+  for name in broker-b broker-a namesrv; do
+    if alive "$t" "$name"; then
+      log "stopping $name (pid $(pid_of "$t" "$name"))"
+      terminate "$t" "$name" KILL
+    fi
+  done
+  if [[ "$(readlink "$CURRENT" 2>/dev/null || true)" == "$t" ]]; then rm -f "$CURRENT"; fi
+  if [[ -z "$keep" ]]; then
+    rm -rf "$t"
+  fi
+}
+
+cmd_stop() {
+  lock
+  local t; t="$(run_dir)"
+  if [[ -z "$t" ]]; then
+    log "not running"
+    return 0
+  fi
+  stop_all "$t"
+  log "stopped; removed $t"
+}
+
+require_running() {
+  local t; t="$(run_dir)"
+  if [[ -z "$t" ]] || ! alive "$t" namesrv; then
+    die "the local RocketMQ is not running: run '$0 start' first"
+  fi
+  echo "$t"
+}
+
+cmd_status() {
+  local t; t="$(run_dir)"
+  if [[ -z "$t" ]]; then
+    echo "not running"
+    return 3
+  fi
+  echo "RocketMQ $(cat "$t/version") (run dir $t)"
+  local name addr
+  for name in namesrv broker-a broker-b; do
+    case "$name" in
+      namesrv) addr="$NAMESRV_ADDR_LOCAL" ;;
+      *) addr="$HOST:$(broker_port "$name")" ;;
+    esac
+    if alive "$t" "$name"; then
+      printf '  %-9s %-16s pid %s, running\n' "$name" "$addr" "$(pid_of "$t" "$name")"
+    elif [[ -f "$t/$name/pid" ]]; then
+      printf '  %-9s %-16s stopped (store kept)\n' "$name" "$addr"
+    fi
+  done
+  if alive "$t" namesrv; then
+    echo "registered brokers (cluster name id address):"
+    probe cluster "$NAMESRV_ADDR_LOCAL" 2>&1 | sed 's/^/  /' || true
+    echo "export NAMESRV_ADDR=$NAMESRV_ADDR_LOCAL"
+    return 0
+  fi
+  echo "the name server is not running: run '$0 stop' to clean up"
+  return 3
+}
+
+cmd_env() {
+  local t; t="$(run_dir)"
+  if [[ -z "$t" ]] || ! alive "$t" namesrv; then
+    log "not running"
+    return 3
+  fi
+  print_env "$t"
+}
+
+cmd_broker() { # ACTION NAME
+  local action="$1" name="${2:-}"
+  [[ -n "$name" ]] || die "$action needs a broker name (broker-a or broker-b)"
+  broker_port "$name" >/dev/null
+  lock
+  local t; t="$(require_running)"
+  case "$action" in
+    start-broker)
+      start_broker_in "$t" "$name" || die "could not start $name (logs: $t/$name)" ;;
+    stop-broker)
+      alive "$t" "$name" || { log "$name is not running"; return 0; }
+      log "stopping $name (pid $(pid_of "$t" "$name"))"
+      terminate "$t" "$name" TERM ;;
+    kill-broker)
+      alive "$t" "$name" || { log "$name is not running"; return 0; }
+      log "killing $name (pid $(pid_of "$t" "$name"), SIGKILL)"
+      terminate "$t" "$name" KILL ;;
+    restart-broker)
+      if alive "$t" "$name"; then
+        log "stopping $name (pid $(pid_of "$t" "$name"))"
+        terminate "$t" "$name" TERM
+      fi
+      start_broker_in "$t" "$name" || die "could not restart $name (logs: $t/$name)" ;;
+  esac
+  if [[ "$action" == start-broker || "$action" == restart-broker ]]; then print_env "$t"; fi
+}
+
+cmd_cluster() {
+  need python3 "python3 is used to query the name server"
+  probe cluster "${1:-$NAMESRV_ADDR_LOCAL}"
+}
+
+cmd_logs() {
+  local t; t="$(run_dir)"
+  [[ -n "$t" ]] || die "not running"
+  local names=("$@") name
+  [[ $# -eq 0 ]] && names=(namesrv broker-a broker-b)
+  for name in "${names[@]}"; do
+    [[ -d "$t/$name" ]] || continue
+    local main=broker; [[ "$name" == namesrv ]] && main=namesrv
+    dump_logs "$t" "$name" "$main" 2>&1
+  done
+}
+
+cmd_admin() {
+  local t v home opts=()
+  t="$(run_dir)"
+  if [[ -n "$t" ]]; then
+    v="$(cat "$t/version")"; home="$t/rocketmq-home"
+  else
+    lock
+    v="$(resolve_version)"; home="$CACHE/$v/home"
+    mkdir -p "$home"; is_4x "$v" && write_logback_4x "$home"
+    exec 9>&-
+  fi
+  opts=(-Xms64m -Xmx256m -XX:TieredStopAtLevel=1 -XX:-UsePerfData "-Duser.home=${t:-$CACHE/$v}/admin-home"
+        "-Drocketmq.home.dir=$home")
+  if is_4x "$v"; then
+    opts+=("--add-opens=java.base/java.nio=ALL-UNNAMED" "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED")
+  else
+    opts+=("-Drmq.logback.configurationFile=rmq.tools.logback.xml")
+  fi
+  ROCKETMQ_HOME="$home" NAMESRV_ADDR="${NAMESRV_ADDR:-$NAMESRV_ADDR_LOCAL}" \
+    "$JAVA" "${opts[@]}" -cp "$CACHE/$v/lib/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 64
+}
+
+main() {
+  local cmd="${1:-}"
+  [[ $# -gt 0 ]] && shift
+  case "$cmd" in
+    start) cmd_start "$@" ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    env) cmd_env ;;
+    start-broker|stop-broker|kill-broker|restart-broker) cmd_broker "$cmd" "$@" ;;
+    cluster) cmd_cluster "$@" ;;
+    logs) cmd_logs "$@" ;;
+    admin) cmd_admin "$@" ;;
+    resolve) lock; resolve_version "$@" ;;
+    -h|--help|help|"") usage ;;
+    *) log "unknown command '$cmd'"; usage ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Run the workspace tests against a real Apache RocketMQ.
+#
+# Usage: scripts/test.sh [--rmq-versions "5 4.9"] [cargo test arguments...]
+#
+# - NAMESRV_ADDR set and answering: runs `cargo test --workspace ARGS` once against it.
+# - Otherwise, for each version in RMQ_VERSIONS (default "5 4.9": the newest 5.x and 4.9.x that
+#   resolve from Maven; exact versions like "5.5.0 4.9.7" work too) it (re)starts the local RocketMQ
+#   with scripts/rocketmq-local.sh, exports NAMESRV_ADDR / RMQ_BROKER_ADDR / RMQ_VERSION and runs
+#   `cargo test --workspace ARGS` for the first version, `cargo test --workspace --test '*' ARGS`
+#   (integration tests only) for the others. Stops at the first failure.
+# - At exit it stops the local RocketMQ, unless one was already running when it began.
+# Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RMQ="$ROOT/scripts/rocketmq-local.sh"
+cd "$ROOT"
+
+versions="${RMQ_VERSIONS:-5 4.9}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --rmq-versions=*) versions="${1#*=}"; shift ;;
+    --rmq-versions) [[ $# -ge 2 ]] || { echo "test.sh: --rmq-versions needs a value" >&2; exit 64; }
+                    versions="$2"; shift 2 ;;
+    *) break ;;
+  esac
+done
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+
+reachable() { # host:port
+  local host="${1%:*}" port="${1##*:}"
+  [[ -n "$host" && "$port" =~ ^[0-9]+$ ]] || return 1
+  (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+if [[ -n "${NAMESRV_ADDR:-}" ]]; then
+  if reachable "$NAMESRV_ADDR"; then
+    say "using the RocketMQ at NAMESRV_ADDR=$NAMESRV_ADDR (RMQ_VERSIONS not used)"
+    exec cargo test --workspace "$@"
+  fi
+  say "NAMESRV_ADDR=$NAMESRV_ADDR does not answer; using a local RocketMQ instead"
+  unset NAMESRV_ADDR
+fi
+unset RMQ_BROKER_ADDR RMQ_BROKER_B_ADDR
+
+was_running=0
+if bash "$RMQ" env >/dev/null 2>&1; then was_running=1; fi
+started=0
+cleanup() {
+  if [[ "$started" == 1 && "$was_running" == 0 ]]; then
+    bash "$RMQ" stop || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Resolve the specs ("5", "4.9", "5.5.0") to exact versions, dropping duplicates.
+exact=()
+for spec in $versions; do
+  v="$(RMQ_VERSION="$spec" bash "$RMQ" resolve)" || { say "cannot resolve RocketMQ '$spec'"; exit 1; }
+  [[ " ${exact[*]-} " == *" $v "* ]] || exact+=("$v")
+done
+[[ ${#exact[@]} -gt 0 ]] || { say "RMQ_VERSIONS is empty"; exit 64; }
+say "RocketMQ versions: ${exact[*]}"
+
+summary=()
+first=1
+for v in "${exact[@]}"; do
+  running="$(bash "$RMQ" env 2>/dev/null | sed -n 's/^export RMQ_VERSION=//p' || true)"
+  if [[ -n "$running" && "$running" != "$v" ]]; then
+    say "stopping the local RocketMQ $running to test $v"
+    bash "$RMQ" stop
+  fi
+  t0=$(date +%s)
+  if ! env_lines="$(RMQ_VERSION="$v" bash "$RMQ" start)"; then
+    say "could not start RocketMQ $v"
+    exit 1
+  fi
+  started=1
+  eval "$env_lines"
+  export NAMESRV_ADDR RMQ_BROKER_ADDR RMQ_VERSION
+  say "RocketMQ $v at NAMESRV_ADDR=$NAMESRV_ADDR (ready after $(( $(date +%s) - t0 )) s)"
+  if [[ "$first" == 1 ]]; then
+    cmd=(cargo test --workspace "$@")
+  else
+    cmd=(cargo test --workspace --test '*' "$@")
+  fi
+  say "running: ${cmd[*]}"
+  rc=0
+  "${cmd[@]}" || rc=$?
+  summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
+  if [[ "$rc" != 0 ]]; then
+    printf 'test.sh: %s\n' "${summary[@]}" >&2
+    exit "$rc"
+  fi
+  first=0
+done
+printf 'test.sh: %s\n' "${summary[@]}" >&2
