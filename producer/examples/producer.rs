@@ -70,7 +70,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match producer.send(Message::new("TBW102", "not allowed")).await {
         Ok(_) => println!("unexpected: sent to a reserved topic"),
         Err(e) => {
-            println!("refused as expected: {e} ({})", e.inner());
+            // Display shows one level; the causes come through `source()`.
+            let mut text = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                text.push_str(&format!(": {c}"));
+                cause = c.source();
+            }
+            println!("refused as expected: {text}");
             let _message = e.into_message();
         }
     }

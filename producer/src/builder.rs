@@ -145,7 +145,8 @@ impl ProducerBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for an invalid setting; [`Error::Client`] when the
+    /// [`Error::Config`](crate::Error::Config) for an invalid setting;
+    /// [`Error::Client`](crate::Error::Client) when the
     /// client configuration is invalid (e.g. no name server and no
     /// `NAMESRV_ADDR`) or the group is already registered in this client
     /// instance.

@@ -361,7 +361,13 @@ async fn unknown_topic_is_auto_created_through_tbw102() {
             .find_broker_addr_in_publish(&r.message_queue.broker_name)
             .expect("broker address");
         let got = env
-            .pull_queue(&addr, &topic, r.message_queue.queue_id, 1, Duration::from_secs(10))
+            .pull_queue(
+                &addr,
+                &topic,
+                r.message_queue.queue_id,
+                1,
+                Duration::from_secs(10),
+            )
             .await;
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].msg_id, r.msg_id);

@@ -1,0 +1,85 @@
+//! Start and shutdown: the broker lists the producer while it runs and
+//! forgets it after `shutdown()`; shut-down producers refuse sends.
+
+mod support;
+
+use std::time::Duration;
+
+use rmq_producer::{Error, Message, Producer};
+use support::{TEST_TIMEOUT, within};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_lists_the_producer_until_shutdown() {
+    within(TEST_TIMEOUT, async {
+        let env = support::env().await;
+        let topic = env.topic("lifecycle", 1).await;
+        let group = rmq_testkit::unique_name("pg");
+        let p = Producer::builder()
+            .group(group.clone())
+            .namesrv_addr(env.broker.namesrv_addr.clone())
+            .start()
+            .await
+            .expect("start");
+        p.send(Message::new(&topic, "x")).await.expect("send");
+        let client_id = p.client_instance().client_id().to_owned();
+
+        // Another client asks the broker about the group.
+        let observer = env.producer().await;
+        let addr = &env.broker.broker_addr;
+        let listed = observer
+            .client_instance()
+            .get_producer_connection_list(addr, &group)
+            .await
+            .expect("connection list");
+        assert!(
+            listed.contains_client(&client_id),
+            "{client_id} not in {listed:?}"
+        );
+
+        // The same group cannot be started twice in one client instance,
+        // but a second producer of it gets its own instance (instance name
+        // = pid#nanos), as in Java.
+        let twin = Producer::builder()
+            .group(group.clone())
+            .namesrv_addr(env.broker.namesrv_addr.clone())
+            .start()
+            .await
+            .expect("second producer of the group");
+        assert_ne!(twin.client_instance().client_id(), client_id);
+        twin.shutdown().await;
+
+        p.shutdown().await;
+        p.shutdown().await; // idempotent
+        assert!(p.is_shutdown());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let gone = match observer
+                .client_instance()
+                .get_producer_connection_list(addr, &group)
+                .await
+            {
+                Ok(list) => !list.contains_client(&client_id),
+                // "the producer group not exist": nobody left.
+                Err(_) => true,
+            };
+            if gone {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the broker still lists {client_id} after shutdown"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+
+        let e = p.send(Message::new(&topic, "late")).await.unwrap_err();
+        assert!(matches!(e.inner(), Error::Shutdown), "{e:?}");
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        p.send_with_callback(Message::new(&topic, "late"), move |r| {
+            let _ = tx.send(r.is_err());
+        });
+        assert!(rx.await.expect("callback"));
+        observer.shutdown().await;
+    })
+    .await;
+}
