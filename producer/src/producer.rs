@@ -104,6 +104,22 @@ impl Producer {
         self.inner.shut_down.load(Ordering::Acquire)
     }
 
+    /// The queues a send to `topic` would choose from (Java
+    /// `fetchPublishMessageQueues`), e.g. to pick one for
+    /// [`send_to_queue`](Producer::send_to_queue). For a topic without a
+    /// route these are the queues derived from `TBW102`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Shutdown`], the route lookup's error, or [`Error::Timeout`]
+    /// after the send timeout.
+    pub async fn publish_queues(&self, topic: &str) -> Result<Vec<MessageQueue>> {
+        self.check_running()?;
+        let deadline = Instant::now() + self.config().send_timeout;
+        let publish = self.inner.sender.publish_queues(topic, deadline).await?;
+        Ok(publish.queues().to_vec())
+    }
+
     fn check_running(&self) -> Result<()> {
         if self.is_shutdown() {
             Err(Error::Shutdown)

@@ -168,8 +168,7 @@ async fn ordered_send_keeps_key_order_in_hash_queue() {
             t.await.expect("sender task");
         }
 
-        let route = p.client_instance().route(&topic).await.expect("route");
-        let queues = route.publish_queues().to_vec();
+        let queues = p.publish_queues(&topic).await.expect("publish queues");
         assert_eq!(queues.len(), 8);
         let mut total = 0;
         for q in &queues {

@@ -1,13 +1,13 @@
 //! The common sends against the RocketMQ at `NAMESRV_ADDR`.
 //!
 //! ```sh
-//! NAMESRV_ADDR=127.0.0.1:9876 cargo run -p rmq-producer --example producer -- [topic]
+//! NAMESRV_ADDR=127.0.0.1:9876 cargo run --example producer -- [topic]
 //! ```
 //!
 //! The topic (default `rmq_example`) is created by the broker on first send
 //! when it has `autoCreateTopicEnable=true`.
 
-use rmq_producer::{Message, Producer, select_by_hash};
+use rmq::prelude::*;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

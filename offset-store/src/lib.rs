@@ -1,0 +1,2 @@
+//! Consumer offset stores for rmq.
+#![warn(missing_docs)]

@@ -1,0 +1,252 @@
+//! [`RemoteBrokerOffsetStore`]: offsets kept by the broker (clustering).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use rmq_client_core::ClientInstance;
+use rmq_protocol::MessageQueue;
+use rmq_protocol::body::MASTER_ID;
+use rmq_protocol::header::{QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader};
+use tracing::{debug, info, warn};
+
+use crate::error::{Error, Result};
+use crate::store::{OffsetStore, PersistMode, ReadOffsetType};
+use crate::table::OffsetTable;
+
+/// How many UPDATE_CONSUMER_OFFSET calls of one `persist_all` run at once.
+const PERSIST_CONCURRENCY: usize = 16;
+
+/// The clustering offset store (Java `RemoteBrokerOffsetStore`): an
+/// in-memory table, persisted with UPDATE_CONSUMER_OFFSET and read with
+/// QUERY_CONSUMER_OFFSET at the master of each queue's broker.
+///
+/// ```no_run
+/// use rmq_client_core::{ClientConfig, ClientInstance};
+/// use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType, RemoteBrokerOffsetStore};
+/// use rmq_protocol::MessageQueue;
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let instance = ClientInstance::get_or_start(ClientConfig::builder().build()?)?;
+/// let store = RemoteBrokerOffsetStore::new(instance, "my_group");
+/// let mq = MessageQueue::new("orders", "broker-a", 0);
+/// store.update_offset(&mq, 42, true);
+/// store.persist(&mq, PersistMode::Sync).await?;
+/// assert_eq!(store.read_offset(&mq, ReadOffsetType::ReadFromStore).await?, Some(42));
+/// # Ok(()) }
+/// ```
+pub struct RemoteBrokerOffsetStore {
+    instance: ClientInstance,
+    group: String,
+    table: OffsetTable,
+}
+
+impl fmt::Debug for RemoteBrokerOffsetStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteBrokerOffsetStore")
+            .field("client_id", &self.instance.client_id())
+            .field("group", &self.group)
+            .field("table", &self.table)
+            .finish()
+    }
+}
+
+impl RemoteBrokerOffsetStore {
+    /// A store for `group`'s offsets, talking to the brokers through
+    /// `instance` (whose route table finds each queue's broker).
+    pub fn new(instance: ClientInstance, group: impl Into<String>) -> Self {
+        RemoteBrokerOffsetStore {
+            instance,
+            group: group.into(),
+            table: OffsetTable::default(),
+        }
+    }
+
+    /// The consumer group.
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The client instance the store talks through.
+    pub fn instance(&self) -> &ClientInstance {
+        &self.instance
+    }
+
+    /// The address of `mq`'s broker: the master; else (after a route
+    /// refresh) for updates any node, for queries the master, else any node
+    /// (Java `updateConsumeOffsetToBroker` / `fetchConsumeOffsetFromBroker`).
+    async fn broker_addr(&self, mq: &MessageQueue, query: bool) -> Result<String> {
+        let name = mq.broker_name.as_str();
+        let only_master = query;
+        if let Some((addr, _)) =
+            self.instance
+                .find_broker_addr_in_subscribe(name, MASTER_ID, only_master)
+        {
+            return Ok(addr);
+        }
+        let refresh_error = self.instance.refresh_route(&mq.topic).await.err();
+        if let Some(e) = &refresh_error {
+            debug!(topic = %mq.topic, error = %e, "route refresh for an offset call failed");
+        }
+        self.instance
+            .find_broker_addr_in_subscribe(name, MASTER_ID, false)
+            .map(|(addr, _)| addr)
+            .ok_or_else(|| Error::BrokerNotFound {
+                broker_name: mq.broker_name.clone(),
+                topic: mq.topic.clone(),
+                source: refresh_error.map(Box::new),
+            })
+    }
+
+    /// QUERY_CONSUMER_OFFSET; `None` for QUERY_NOT_FOUND.
+    async fn fetch_from_broker(&self, mq: &MessageQueue) -> Result<Option<i64>> {
+        let addr = self.broker_addr(mq, true).await?;
+        let header = QueryConsumerOffsetRequestHeader {
+            consumer_group: self.group.clone(),
+            topic: mq.topic.clone(),
+            queue_id: mq.queue_id,
+            set_zero_if_not_found: None,
+            broker_name: Some(mq.broker_name.clone()),
+        };
+        Ok(self.instance.query_consumer_offset(&addr, header).await?)
+    }
+
+    /// UPDATE_CONSUMER_OFFSET, oneway or waiting for the answer.
+    async fn send_offset(&self, mq: &MessageQueue, offset: i64, mode: PersistMode) -> Result<()> {
+        let addr = self.broker_addr(mq, false).await?;
+        let header = UpdateConsumerOffsetRequestHeader {
+            consumer_group: self.group.clone(),
+            topic: mq.topic.clone(),
+            queue_id: mq.queue_id,
+            commit_offset: offset,
+            broker_name: Some(mq.broker_name.clone()),
+        };
+        match mode {
+            PersistMode::Oneway => {
+                self.instance
+                    .update_consumer_offset_oneway(&addr, header)
+                    .await?;
+            }
+            PersistMode::Sync => self.instance.update_consumer_offset(&addr, header).await?,
+        }
+        debug!(group = %self.group, %mq, offset, ?mode, addr, "offset persisted");
+        Ok(())
+    }
+
+    async fn read(&self, mq: &MessageQueue, read_type: ReadOffsetType) -> Result<Option<i64>> {
+        if read_type != ReadOffsetType::ReadFromStore {
+            if let Some(offset) = self.table.get(mq) {
+                return Ok(Some(offset));
+            }
+            if read_type == ReadOffsetType::ReadFromMemory {
+                return Ok(None);
+            }
+        }
+        let found = self.fetch_from_broker(mq).await?;
+        if let Some(offset) = found {
+            self.table.update(mq, offset, false);
+        }
+        Ok(found)
+    }
+
+    async fn persist_one(&self, mq: &MessageQueue, mode: PersistMode) -> Result<()> {
+        match self.table.get(mq) {
+            Some(offset) => self.send_offset(mq, offset, mode).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn persist_many(&self, mqs: &[MessageQueue], mode: PersistMode) -> Result<()> {
+        if mqs.is_empty() {
+            return Ok(());
+        }
+        let held: HashSet<&MessageQueue> = mqs.iter().collect();
+        let (offsets, removed) = self.table.retain_held(&held);
+        for mq in &removed {
+            info!(group = %self.group, %mq, "removed the offset of a queue no longer held");
+        }
+        let total = offsets.len();
+        let results: Vec<(MessageQueue, Result<()>)> = futures::stream::iter(offsets)
+            .map(|(mq, offset)| async move {
+                let result = self.send_offset(&mq, offset, mode).await;
+                (mq, result)
+            })
+            .buffer_unordered(PERSIST_CONCURRENCY)
+            .collect()
+            .await;
+        let mut failed = Vec::new();
+        let mut first_error = None;
+        for (mq, result) in results {
+            if let Err(e) = result {
+                warn!(group = %self.group, %mq, error = %e, "persisting the offset failed");
+                failed.push(mq);
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            None => Ok(()),
+            Some(source) => {
+                failed.sort();
+                Err(Error::Persist {
+                    failed,
+                    total,
+                    source: Box::new(source),
+                })
+            }
+        }
+    }
+}
+
+impl OffsetStore for RemoteBrokerOffsetStore {
+    fn load(&self) -> BoxFuture<'_, Result<()>> {
+        futures::future::ready(Ok(())).boxed()
+    }
+
+    fn update_offset(&self, mq: &MessageQueue, offset: i64, increase_only: bool) {
+        self.table.update(mq, offset, increase_only);
+    }
+
+    fn update_and_freeze_offset(&self, mq: &MessageQueue, offset: i64) {
+        self.table.update_and_freeze(mq, offset);
+    }
+
+    fn read_offset<'a>(
+        &'a self,
+        mq: &'a MessageQueue,
+        read_type: ReadOffsetType,
+    ) -> BoxFuture<'a, Result<Option<i64>>> {
+        self.read(mq, read_type).boxed()
+    }
+
+    fn persist<'a>(&'a self, mq: &'a MessageQueue, mode: PersistMode) -> BoxFuture<'a, Result<()>> {
+        self.persist_one(mq, mode).boxed()
+    }
+
+    fn persist_all<'a>(
+        &'a self,
+        mqs: &'a [MessageQueue],
+        mode: PersistMode,
+    ) -> BoxFuture<'a, Result<()>> {
+        self.persist_many(mqs, mode).boxed()
+    }
+
+    fn remove_offset(&self, mq: &MessageQueue) {
+        if self.table.remove(mq).is_some() {
+            debug!(group = %self.group, %mq, "offset removed");
+        }
+    }
+
+    fn offset_table(&self, topic: Option<&str>) -> HashMap<MessageQueue, i64> {
+        self.table.snapshot(topic)
+    }
+
+    fn update_consume_offset_to_broker<'a>(
+        &'a self,
+        mq: &'a MessageQueue,
+        offset: i64,
+        mode: PersistMode,
+    ) -> BoxFuture<'a, Result<()>> {
+        self.send_offset(mq, offset, mode).boxed()
+    }
+}

@@ -1,0 +1,43 @@
+//! rmq: an async-native Rust client for Apache RocketMQ.
+//!
+//! This crate is the facade: it re-exports the layers (one feature each) and
+//! a [`prelude`] with what the common case needs.
+//!
+//! ```no_run
+//! use rmq::prelude::*;
+//!
+//! # async fn run() -> rmq::Result<()> {
+//! let producer = Producer::builder().group("orders-producer").start().await?;
+//! let sent = producer
+//!     .send(Message::new("orders", "order created").with_tags("created"))
+//!     .await?;
+//! println!("{} stored at {} offset {}", sent.msg_id, sent.message_queue, sent.queue_offset);
+//! producer.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+mod error;
+
+pub use error::{Error, Result};
+
+pub use rmq_client_core as client_core;
+pub use rmq_protocol as protocol;
+pub use rmq_remoting as remoting;
+
+pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
+pub use rmq_protocol::{Message, MessageExt, MessageQueue};
+
+/// The producer layer.
+#[cfg(feature = "producer")]
+pub use rmq_producer as producer;
+#[cfg(feature = "producer")]
+pub use rmq_producer::{Producer, ProducerBuilder, select_by_hash};
+
+/// What the common case needs: `use rmq::prelude::*;`.
+pub mod prelude {
+    pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};
+    #[cfg(feature = "producer")]
+    pub use crate::{Producer, select_by_hash};
+}
