@@ -142,7 +142,11 @@ mod tests {
         t.update(&mq(0), 10, true);
         assert_eq!(t.get(&mq(0)), Some(10));
         t.update(&mq(0), 5, true);
-        assert_eq!(t.get(&mq(0)), Some(10), "increase-only ignores a smaller value");
+        assert_eq!(
+            t.get(&mq(0)),
+            Some(10),
+            "increase-only ignores a smaller value"
+        );
         t.update(&mq(0), 12, true);
         assert_eq!(t.get(&mq(0)), Some(12));
         t.update(&mq(0), 3, false);

@@ -26,15 +26,24 @@ async fn broker_lists_the_producer_until_shutdown() {
         // Another client asks the broker about the group.
         let observer = env.producer().await;
         let addr = &env.broker.broker_addr;
-        let listed = observer
-            .client_instance()
-            .get_producer_connection_list(addr, &group)
-            .await
-            .expect("connection list");
-        assert!(
-            listed.contains_client(&client_id),
-            "{client_id} not in {listed:?}"
-        );
+        // The heartbeat that registers the producer goes out in the
+        // background once its first route is known; the broker gives no
+        // event for it, so poll (bounded).
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let listed = observer
+                .client_instance()
+                .get_producer_connection_list(addr, &group)
+                .await;
+            match listed {
+                Ok(listed) if listed.contains_client(&client_id) => break,
+                other => assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "{client_id} never listed by the broker: {other:?}"
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
 
         // The same group cannot be started twice in one client instance,
         // but a second producer of it gets its own instance (instance name

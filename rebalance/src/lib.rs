@@ -3,8 +3,14 @@
 //!
 //! This crate holds the [`AllocateStrategy`] trait and the Java client's
 //! strategies ([`allocate`]), each giving exactly the Java result for the same
-//! inputs, so Rust and Java consumers can share a group. Everything here is
+//! inputs, so Rust and Java consumers can share a group. The strategies are
 //! pure logic: no I/O, no clocks, no tasks.
+//!
+//! The [`rebalancer`] module puts them to work for a consumer: [`Rebalancer`]
+//! fetches the topic's queues and the group's consumer ids and allocates,
+//! [`diff`] compares the result with what the consumer holds, and
+//! [`RebalanceTrigger`] says when to run (every 20 s, at once on
+//! NOTIFY_CONSUMER_IDS_CHANGED, at least 1 s apart).
 //!
 //! # Example
 //!
@@ -41,6 +47,7 @@
 
 pub mod allocate;
 mod error;
+pub mod rebalancer;
 
 pub use allocate::{
     AllocateAveragely, AllocateAveragelyByCircle, AllocateByConfig, AllocateByMachineRoom,
@@ -48,3 +55,7 @@ pub use allocate::{
     MachineRoomResolver, Md5Hash, sort_consumer_ids, sort_queues,
 };
 pub use error::AllocateError;
+pub use rebalancer::{
+    DEFAULT_MIN_REBALANCE_INTERVAL, DEFAULT_REBALANCE_INTERVAL, Error, RebalanceDiff,
+    RebalanceTrigger, Rebalancer, Result, diff,
+};

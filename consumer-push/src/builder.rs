@@ -1,0 +1,399 @@
+//! [`PushConsumerBuilder`]: settings with Java defaults, then `start()`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmq_client_core::ClientConfig;
+use rmq_protocol::body::{ExpressionType, MessageModel};
+use rmq_rebalance::AllocateStrategy;
+
+use crate::config::{ConsumeFrom, PushConsumerConfig, Subscription};
+use crate::consumer::{Inner, PushConsumer};
+use crate::error::Result;
+use crate::listener::MessageListener;
+
+/// Builds and starts a [`PushConsumer`]. Every setter documents its Java
+/// name and default; [`start`](Self::start) validates everything first.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+/// use std::time::Duration;
+/// use rmq_consumer_push::{ConsumeFrom, ConsumeResult, MessageModel, PushConsumer, listener_fn};
+///
+/// let consumer = PushConsumer::builder()
+///     .group("billing")
+///     .namesrv_addr("127.0.0.1:9876")
+///     .message_model(MessageModel::Clustering)
+///     .consume_from(ConsumeFrom::FirstOffset)
+///     .subscribe("orders", "paid || refunded")
+///     .subscribe_sql("payments", "amount > 100")
+///     .consume_timeout(Duration::from_secs(60))
+///     .start(listener_fn(|_msgs, _ctx| Box::pin(async { ConsumeResult::Success })))
+///     .await?;
+/// # consumer.shutdown().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use = "a builder does nothing until `start` is called"]
+pub struct PushConsumerBuilder {
+    config: PushConsumerConfig,
+    client: Option<ClientConfig>,
+    namesrv_addrs: Option<String>,
+}
+
+impl PushConsumerBuilder {
+    /// The consumer group (Java `consumerGroup`). Required; letters, digits,
+    /// `%`, `|`, `_`, `-`, at most 255 characters, not `DEFAULT_CONSUMER`.
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.config.group = group.into();
+        self
+    }
+
+    /// The client configuration (name servers, instance name, client IP,
+    /// timeouts, persist interval...). Default:
+    /// `ClientConfig::builder().build()`, i.e. the name servers of
+    /// `NAMESRV_ADDR`. Overrides [`namesrv_addr`](Self::namesrv_addr).
+    ///
+    /// In clustering mode an instance name left at `DEFAULT` becomes
+    /// `<pid>#<nanos>` at start (Java `changeInstanceNameToPID`), so two
+    /// consumers of one group in one process get distinct client ids.
+    /// Broadcasting keeps `DEFAULT` (its offset files live under the client
+    /// id): give each broadcasting consumer of a group in one process its
+    /// own instance name.
+    pub fn client_config(mut self, config: ClientConfig) -> Self {
+        self.client = Some(config);
+        self
+    }
+
+    /// Name-server addresses, `;`-separated (Java `namesrvAddr`), for the
+    /// default client configuration. Default: `NAMESRV_ADDR`.
+    pub fn namesrv_addr(mut self, addrs: impl Into<String>) -> Self {
+        self.namesrv_addrs = Some(addrs.into());
+        self
+    }
+
+    /// Clustering (each message to one member of the group) or broadcasting
+    /// (every member gets every message; offsets in a local file; failed
+    /// messages are dropped, not retried) (Java `messageModel`). Default:
+    /// clustering.
+    pub fn message_model(mut self, model: MessageModel) -> Self {
+        self.config.message_model = model;
+        self
+    }
+
+    /// Where a queue the group has no offset for starts (Java
+    /// `consumeFromWhere` + `consumeTimestamp`). Default:
+    /// [`ConsumeFrom::LastOffset`].
+    pub fn consume_from(mut self, from: ConsumeFrom) -> Self {
+        self.config.consume_from = from;
+        self
+    }
+
+    /// The queue allocation strategy (Java `allocateMessageQueueStrategy`).
+    /// Every member of a group must use the same one. Default: averagely
+    /// (`AllocateMessageQueueAveragely`).
+    pub fn allocate_strategy(mut self, strategy: impl AllocateStrategy + 'static) -> Self {
+        self.config.allocate_strategy = Arc::new(strategy);
+        self
+    }
+
+    /// [`allocate_strategy`](Self::allocate_strategy) from a shared strategy.
+    pub fn allocate_strategy_arc(mut self, strategy: Arc<dyn AllocateStrategy>) -> Self {
+        self.config.allocate_strategy = strategy;
+        self
+    }
+
+    /// Subscribes to `topic` with a tag expression: `"*"` (everything) or
+    /// tags joined by `||` (`"created || paid"`) (Java `subscribe(topic,
+    /// subExpression)`). Subscribing a topic again replaces its expression.
+    pub fn subscribe(self, topic: impl Into<String>, tags: impl Into<String>) -> Self {
+        self.add_subscription(topic.into(), tags.into(), ExpressionType::Tag)
+    }
+
+    /// Subscribes to `topic` with an SQL92 condition on message properties,
+    /// evaluated by the broker (needs `enablePropertyFilter=true` there)
+    /// (Java `subscribe(topic, MessageSelector.bySql(sql))`).
+    pub fn subscribe_sql(self, topic: impl Into<String>, sql: impl Into<String>) -> Self {
+        self.add_subscription(topic.into(), sql.into(), ExpressionType::Sql92)
+    }
+
+    fn add_subscription(mut self, topic: String, expression: String, ty: ExpressionType) -> Self {
+        self.config.subscriptions.retain(|s| s.topic != topic);
+        self.config.subscriptions.push(Subscription {
+            topic,
+            expression,
+            expression_type: ty,
+        });
+        self
+    }
+
+    /// Most listener calls in flight at once (Java `consumeThreadMin` /
+    /// `consumeThreadMax`). 1–1000. Default: 20.
+    pub fn consume_concurrency(mut self, n: usize) -> Self {
+        self.config.consume_concurrency = n;
+        self
+    }
+
+    /// Most messages per listener call (Java `consumeMessageBatchMaxSize`).
+    /// 1–1024. Default: 1.
+    pub fn consume_batch_max_size(mut self, n: usize) -> Self {
+        self.config.consume_batch_max_size = n;
+        self
+    }
+
+    /// Most messages per pull (Java `pullBatchSize`). 1–1024. Default: 32.
+    /// The broker caps a pull at 32 messages / 256 KiB from memory anyway.
+    pub fn pull_batch_size(mut self, n: i32) -> Self {
+        self.config.pull_batch_size = n;
+        self
+    }
+
+    /// Pause between pulls of a queue that found messages (Java
+    /// `pullInterval`). At most 65 535 ms. Default: 0.
+    pub fn pull_interval(mut self, interval: Duration) -> Self {
+        self.config.pull_interval = interval;
+        self
+    }
+
+    /// Flow control: most messages held per queue (Java
+    /// `pullThresholdForQueue`). 1–65 535. Default: 1000. A hard limit here:
+    /// pulls ask for no more than fits.
+    pub fn pull_threshold_for_queue(mut self, n: usize) -> Self {
+        self.config.pull_threshold_for_queue = n;
+        self
+    }
+
+    /// Flow control: pulling pauses while a queue's held bodies take more
+    /// than this many MiB (Java `pullThresholdSizeForQueue`). 1–1024.
+    /// Default: 100. Checked before each pull, so one pull may go over.
+    pub fn pull_threshold_size_for_queue_mib(mut self, mib: usize) -> Self {
+        self.config.pull_threshold_size_for_queue_mib = mib;
+        self
+    }
+
+    /// Flow control: pulling pauses while a queue's held offsets span more
+    /// than this (Java `consumeConcurrentlyMaxSpan`) — one slow message
+    /// holds back the commit offset, this bounds how far pulling runs ahead.
+    /// 1–65 535. Default: 2000. Checked before each pull.
+    pub fn consume_concurrently_max_span(mut self, span: i64) -> Self {
+        self.config.consume_concurrently_max_span = span;
+        self
+    }
+
+    /// Failed redeliveries before the broker moves a message to
+    /// `%DLQ%<group>` (Java `maxReconsumeTimes`). −1 means 16. Default: −1.
+    pub fn max_reconsume_times(mut self, times: i32) -> Self {
+        self.config.max_reconsume_times = times;
+        self
+    }
+
+    /// A listener call running longer than this is dropped (at its next
+    /// `.await`) and counts as `ReconsumeLater` (Java `consumeTimeout`, in
+    /// minutes; Java sends such messages back from a periodic scan instead
+    /// of cancelling the call). Default: 15 min.
+    pub fn consume_timeout(mut self, timeout: Duration) -> Self {
+        self.config.consume_timeout = timeout;
+        self
+    }
+
+    /// Long-polling hold time requested from the broker (Java
+    /// `BROKER_SUSPEND_MAX_TIME_MILLIS`); the pull call's timeout is this +
+    /// 15 s. At most 60 s. Default: 15 s.
+    pub fn suspend_timeout(mut self, hold: Duration) -> Self {
+        self.config.suspend_timeout = hold;
+        self
+    }
+
+    /// Pause after a failed pull (Java `pullTimeDelayMillsWhenException`).
+    /// Default: 1 s (what Java does in effect; see
+    /// [`PushConsumerConfig::pull_delay_when_exception`]).
+    pub fn pull_delay_when_exception(mut self, delay: Duration) -> Self {
+        self.config.pull_delay_when_exception = delay;
+        self
+    }
+
+    /// Pause while a queue is over a flow-control threshold (Java
+    /// `PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL`). Default: 50 ms.
+    pub fn pull_delay_when_flow_control(mut self, delay: Duration) -> Self {
+        self.config.pull_delay_when_flow_control = delay;
+        self
+    }
+
+    /// Pause after the broker answered FLOW_CONTROL (Java
+    /// `PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`). Default: 20 ms.
+    pub fn pull_delay_when_broker_flow_control(mut self, delay: Duration) -> Self {
+        self.config.pull_delay_when_broker_flow_control = delay;
+        self
+    }
+
+    /// Pause before consuming a message again locally after its send-back
+    /// failed (Java `submitConsumeRequestLater`, 5 s). Default: 5 s.
+    pub fn reconsume_delay_when_send_back_failed(mut self, delay: Duration) -> Self {
+        self.config.reconsume_delay_when_send_back_failed = delay;
+        self
+    }
+
+    /// Period of the rebalance (Java `rocketmq.client.rebalance.waitInterval`).
+    /// Default: 20 s.
+    pub fn rebalance_interval(mut self, interval: Duration) -> Self {
+        self.config.rebalance_interval = interval;
+        self
+    }
+
+    /// A queue that has not pulled for this long is recreated at the next
+    /// rebalance (Java `rocketmq.client.pull.pullMaxIdleTime`). Default: 120 s.
+    pub fn pull_max_idle_time(mut self, idle: Duration) -> Self {
+        self.config.pull_max_idle_time = idle;
+        self
+    }
+
+    /// How long [`PushConsumer::shutdown`] waits for listener calls in
+    /// flight (Java `awaitTerminationMillisWhenShutdown`, 0 there).
+    /// Default: 30 s.
+    pub fn shutdown_await_timeout(mut self, timeout: Duration) -> Self {
+        self.config.shutdown_await_timeout = timeout;
+        self
+    }
+
+    /// Root directory of the broadcasting offset files (Java
+    /// `rocketmq.client.localOffsetStoreDir`). Default: `RMQ_OFFSET_STORE_DIR`,
+    /// else `~/.rocketmq_offsets`.
+    pub fn offset_store_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.offset_store_dir = Some(dir.into());
+        self
+    }
+
+    /// The settings as they stand (defaults included), without validating.
+    pub fn config(&self) -> &PushConsumerConfig {
+        &self.config
+    }
+
+    /// Validates the settings (what [`start`](Self::start) does first).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`](crate::Error::Config) naming the first bad setting.
+    pub fn validate(&self) -> Result<()> {
+        self.config.validate()
+    }
+
+    /// Validates, starts the client instance, registers the consumer
+    /// (heartbeat), assigns queues (first rebalance) and starts pulling;
+    /// `listener` gets the messages.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`](crate::Error::Config) for invalid settings;
+    /// [`Error::Client`](crate::Error::Client) when the client configuration
+    /// is invalid or the group is already registered in this process's
+    /// client instance ([`rmq_client_core::Error::DuplicateGroup`]);
+    /// [`Error::OffsetStore`](crate::Error::OffsetStore) when the
+    /// broadcasting offset directory is unusable. A subscribed topic
+    /// without a route is not an error: it is logged and consumed once it
+    /// exists.
+    pub async fn start(self, listener: impl MessageListener) -> Result<PushConsumer> {
+        self.start_arc(Arc::new(listener)).await
+    }
+
+    /// [`start`](Self::start) with a shared listener.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub async fn start_arc(self, listener: Arc<dyn MessageListener>) -> Result<PushConsumer> {
+        self.config.validate()?;
+        let client = match (self.client, self.namesrv_addrs) {
+            (Some(c), _) => c,
+            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
+            (None, None) => ClientConfig::builder().build()?,
+        };
+        Inner::start(self.config, client, listener).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use rmq_rebalance::AllocateAveragelyByCircle;
+
+    #[test]
+    fn setters_reach_the_config() {
+        let b = PushConsumerBuilder::default()
+            .group("G")
+            .message_model(MessageModel::Broadcasting)
+            .consume_from(ConsumeFrom::FirstOffset)
+            .allocate_strategy(AllocateAveragelyByCircle)
+            .subscribe("A", "x || y")
+            .subscribe_sql("B", "a > 5")
+            .subscribe("A", "*")
+            .consume_concurrency(4)
+            .consume_batch_max_size(8)
+            .pull_batch_size(16)
+            .pull_interval(Duration::from_millis(10))
+            .pull_threshold_for_queue(50)
+            .pull_threshold_size_for_queue_mib(2)
+            .consume_concurrently_max_span(300)
+            .max_reconsume_times(2)
+            .consume_timeout(Duration::from_secs(5))
+            .suspend_timeout(Duration::from_secs(3))
+            .pull_delay_when_exception(Duration::from_millis(300))
+            .pull_delay_when_flow_control(Duration::from_millis(5))
+            .pull_delay_when_broker_flow_control(Duration::from_millis(6))
+            .reconsume_delay_when_send_back_failed(Duration::from_millis(700))
+            .rebalance_interval(Duration::from_secs(2))
+            .pull_max_idle_time(Duration::from_secs(9))
+            .shutdown_await_timeout(Duration::from_secs(1))
+            .offset_store_dir("/tmp/x");
+        assert!(b.validate().is_ok());
+        let c = b.config();
+        assert_eq!(c.group(), "G");
+        assert_eq!(c.message_model(), MessageModel::Broadcasting);
+        assert_eq!(c.consume_from(), ConsumeFrom::FirstOffset);
+        assert_eq!(c.allocate_strategy().name(), "AVG_BY_CIRCLE");
+        assert_eq!(c.subscriptions().len(), 2);
+        assert_eq!(c.subscriptions()[0].topic, "B");
+        assert_eq!(c.subscriptions()[0].expression_type, ExpressionType::Sql92);
+        assert_eq!(c.subscriptions()[1].expression, "*");
+        assert_eq!(c.consume_concurrency(), 4);
+        assert_eq!(c.consume_batch_max_size(), 8);
+        assert_eq!(c.pull_batch_size(), 16);
+        assert_eq!(c.pull_interval(), Duration::from_millis(10));
+        assert_eq!(c.pull_threshold_for_queue(), 50);
+        assert_eq!(c.pull_threshold_size_for_queue_mib(), 2);
+        assert_eq!(c.consume_concurrently_max_span(), 300);
+        assert_eq!(c.effective_max_reconsume_times(), 2);
+        assert_eq!(c.consume_timeout(), Duration::from_secs(5));
+        assert_eq!(c.suspend_timeout(), Duration::from_secs(3));
+        assert_eq!(c.pull_delay_when_exception(), Duration::from_millis(300));
+        assert_eq!(c.pull_delay_when_flow_control(), Duration::from_millis(5));
+        assert_eq!(
+            c.pull_delay_when_broker_flow_control(),
+            Duration::from_millis(6)
+        );
+        assert_eq!(
+            c.reconsume_delay_when_send_back_failed(),
+            Duration::from_millis(700)
+        );
+        assert_eq!(c.rebalance_interval(), Duration::from_secs(2));
+        assert_eq!(c.pull_max_idle_time(), Duration::from_secs(9));
+        assert_eq!(c.shutdown_await_timeout(), Duration::from_secs(1));
+        assert_eq!(c.offset_store_dir(), Some(std::path::Path::new("/tmp/x")));
+    }
+
+    #[tokio::test]
+    async fn start_rejects_invalid_settings_before_any_io() {
+        let r = PushConsumerBuilder::default()
+            .group("G")
+            .namesrv_addr("127.0.0.1:1")
+            .start(crate::listener_fn(|_, _| {
+                Box::pin(async { crate::ConsumeResult::Success })
+            }))
+            .await;
+        match r {
+            Err(Error::Config(m)) => assert!(m.contains("no subscription")),
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+}

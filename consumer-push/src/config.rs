@@ -1,0 +1,554 @@
+//! [`PushConsumerConfig`]: the push consumer's settings with the Java
+//! client's defaults (Java `DefaultMQPushConsumer`), and their validation.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use rmq_protocol::body::{ConsumeFromWhere, ExpressionType, MessageModel};
+use rmq_rebalance::{AllocateAveragely, AllocateStrategy};
+
+use crate::error::{Error, Result};
+
+/// The Java client's default consumer group, which it refuses to start
+/// with (`MixAll.DEFAULT_CONSUMER_GROUP`).
+pub const DEFAULT_CONSUMER_GROUP: &str = "DEFAULT_CONSUMER";
+
+/// Prefix of a group's retry topic (`%RETRY%<group>`, Java
+/// `MixAll.RETRY_GROUP_TOPIC_PREFIX`).
+pub const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
+
+/// Prefix of a group's dead-letter topic (`%DLQ%<group>`, Java
+/// `MixAll.DLQ_GROUP_TOPIC_PREFIX`).
+pub const DLQ_TOPIC_PREFIX: &str = "%DLQ%";
+
+/// The retry topic of `group`: `%RETRY%<group>`.
+pub fn retry_topic(group: &str) -> String {
+    format!("{RETRY_TOPIC_PREFIX}{group}")
+}
+
+/// The dead-letter topic of `group`: `%DLQ%<group>`.
+pub fn dlq_topic(group: &str) -> String {
+    format!("{DLQ_TOPIC_PREFIX}{group}")
+}
+
+/// Longest group or topic name (Java `Validators.CHARACTER_MAX_LENGTH`
+/// for groups, `TOPIC_MAX_LENGTH` 127 for topics).
+const GROUP_MAX_LEN: usize = 255;
+const TOPIC_MAX_LEN: usize = 127;
+
+/// Where a consumer group that has no stored offset for a queue starts
+/// (Java `ConsumeFromWhere` + `consumeTimestamp`). Only used when the
+/// broker (clustering) or the local file (broadcasting) has no offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ConsumeFrom {
+    /// Skip what is already stored: start at the queue's max offset (Java
+    /// `CONSUME_FROM_LAST_OFFSET`, the default). Retry queues start at 0.
+    /// Note the broker answers offset 0 for a brand-new group on a young
+    /// queue whose first message is still in memory, so such a group may
+    /// start at 0 anyway (broker behaviour, same for Java).
+    #[default]
+    LastOffset,
+    /// Start at the queue's first offset (Java `CONSUME_FROM_FIRST_OFFSET`).
+    FirstOffset,
+    /// Start at the first message stored at or after this time (Java
+    /// `CONSUME_FROM_TIMESTAMP` with `consumeTimestamp`); retry queues
+    /// start at their max offset.
+    Timestamp(SystemTime),
+}
+
+impl ConsumeFrom {
+    /// The Java enum value sent in heartbeats.
+    pub fn as_java(self) -> ConsumeFromWhere {
+        match self {
+            ConsumeFrom::LastOffset => ConsumeFromWhere::ConsumeFromLastOffset,
+            ConsumeFrom::FirstOffset => ConsumeFromWhere::ConsumeFromFirstOffset,
+            ConsumeFrom::Timestamp(_) => ConsumeFromWhere::ConsumeFromTimestamp,
+        }
+    }
+}
+
+/// One subscription: a topic and a filter expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscription {
+    /// The topic.
+    pub topic: String,
+    /// The expression: tags (`"*"`, `"a || b"`) or an SQL92 condition.
+    pub expression: String,
+    /// Which kind of expression.
+    pub expression_type: ExpressionType,
+}
+
+/// The push consumer's settings. Build it through
+/// [`PushConsumerBuilder`](crate::PushConsumerBuilder); every getter
+/// documents the Java name and default.
+#[derive(Debug, Clone)]
+pub struct PushConsumerConfig {
+    pub(crate) group: String,
+    pub(crate) message_model: MessageModel,
+    pub(crate) consume_from: ConsumeFrom,
+    pub(crate) allocate_strategy: Arc<dyn AllocateStrategy>,
+    pub(crate) subscriptions: Vec<Subscription>,
+    pub(crate) consume_concurrency: usize,
+    pub(crate) consume_batch_max_size: usize,
+    pub(crate) pull_batch_size: i32,
+    pub(crate) pull_interval: Duration,
+    pub(crate) pull_threshold_for_queue: usize,
+    pub(crate) pull_threshold_size_for_queue_mib: usize,
+    pub(crate) consume_concurrently_max_span: i64,
+    pub(crate) max_reconsume_times: i32,
+    pub(crate) consume_timeout: Duration,
+    pub(crate) suspend_timeout: Duration,
+    pub(crate) pull_delay_when_exception: Duration,
+    pub(crate) pull_delay_when_flow_control: Duration,
+    pub(crate) pull_delay_when_broker_flow_control: Duration,
+    pub(crate) reconsume_delay_when_send_back_failed: Duration,
+    pub(crate) rebalance_interval: Duration,
+    pub(crate) pull_max_idle_time: Duration,
+    pub(crate) shutdown_await_timeout: Duration,
+    pub(crate) offset_store_dir: Option<PathBuf>,
+}
+
+impl Default for PushConsumerConfig {
+    fn default() -> Self {
+        PushConsumerConfig {
+            group: String::new(),
+            message_model: MessageModel::Clustering,
+            consume_from: ConsumeFrom::LastOffset,
+            allocate_strategy: Arc::new(AllocateAveragely),
+            subscriptions: Vec::new(),
+            consume_concurrency: 20,
+            consume_batch_max_size: 1,
+            pull_batch_size: 32,
+            pull_interval: Duration::ZERO,
+            pull_threshold_for_queue: 1000,
+            pull_threshold_size_for_queue_mib: 100,
+            consume_concurrently_max_span: 2000,
+            max_reconsume_times: -1,
+            consume_timeout: Duration::from_secs(15 * 60),
+            suspend_timeout: Duration::from_secs(15),
+            pull_delay_when_exception: Duration::from_secs(1),
+            pull_delay_when_flow_control: Duration::from_millis(50),
+            pull_delay_when_broker_flow_control: Duration::from_millis(20),
+            reconsume_delay_when_send_back_failed: Duration::from_secs(5),
+            rebalance_interval: Duration::from_secs(20),
+            pull_max_idle_time: Duration::from_secs(120),
+            shutdown_await_timeout: Duration::from_secs(30),
+            offset_store_dir: None,
+        }
+    }
+}
+
+impl PushConsumerConfig {
+    /// The consumer group (Java `consumerGroup`). Required.
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// Clustering (each message to one member of the group) or
+    /// broadcasting (to every member) (Java `messageModel`). Default:
+    /// clustering.
+    pub fn message_model(&self) -> MessageModel {
+        self.message_model
+    }
+
+    /// Where a queue without a stored offset starts (Java
+    /// `consumeFromWhere`). Default: [`ConsumeFrom::LastOffset`].
+    pub fn consume_from(&self) -> ConsumeFrom {
+        self.consume_from
+    }
+
+    /// The queue allocation strategy (Java `allocateMessageQueueStrategy`).
+    /// Default: averagely (`AVG`).
+    pub fn allocate_strategy(&self) -> &Arc<dyn AllocateStrategy> {
+        &self.allocate_strategy
+    }
+
+    /// The user subscriptions (without the automatic `%RETRY%<group>` one).
+    pub fn subscriptions(&self) -> &[Subscription] {
+        &self.subscriptions
+    }
+
+    /// Most listener calls in flight at once (Java `consumeThreadMin` /
+    /// `consumeThreadMax`; here a semaphore, not a thread pool). Default: 20.
+    pub fn consume_concurrency(&self) -> usize {
+        self.consume_concurrency
+    }
+
+    /// Most messages per listener call (Java `consumeMessageBatchMaxSize`).
+    /// Default: 1.
+    pub fn consume_batch_max_size(&self) -> usize {
+        self.consume_batch_max_size
+    }
+
+    /// Most messages per pull (Java `pullBatchSize`). Default: 32.
+    pub fn pull_batch_size(&self) -> i32 {
+        self.pull_batch_size
+    }
+
+    /// Pause between two pulls of a queue that found messages (Java
+    /// `pullInterval`). Default: 0.
+    pub fn pull_interval(&self) -> Duration {
+        self.pull_interval
+    }
+
+    /// Flow control: a queue stops pulling while it holds more messages
+    /// than this (Java `pullThresholdForQueue`). Default: 1000.
+    pub fn pull_threshold_for_queue(&self) -> usize {
+        self.pull_threshold_for_queue
+    }
+
+    /// Flow control: a queue stops pulling while its held bodies take more
+    /// than this many MiB (Java `pullThresholdSizeForQueue`, compared in
+    /// whole MiB like Java). Default: 100.
+    pub fn pull_threshold_size_for_queue_mib(&self) -> usize {
+        self.pull_threshold_size_for_queue_mib
+    }
+
+    /// Flow control: a queue stops pulling while the offsets it holds span
+    /// more than this (Java `consumeConcurrentlyMaxSpan`). Default: 2000.
+    pub fn consume_concurrently_max_span(&self) -> i64 {
+        self.consume_concurrently_max_span
+    }
+
+    /// The configured max reconsume times (Java `maxReconsumeTimes`):
+    /// after this many failed redeliveries the broker moves the message to
+    /// `%DLQ%<group>`. Default: −1, meaning 16 (see
+    /// [`effective_max_reconsume_times`](Self::effective_max_reconsume_times)).
+    pub fn max_reconsume_times(&self) -> i32 {
+        self.max_reconsume_times
+    }
+
+    /// The max reconsume times sent to the broker: −1 resolves to 16 for
+    /// concurrent consumption (Java `getMaxReconsumeTimes`).
+    pub fn effective_max_reconsume_times(&self) -> i32 {
+        if self.max_reconsume_times == -1 {
+            16
+        } else {
+            self.max_reconsume_times
+        }
+    }
+
+    /// A listener call taking longer than this is abandoned (its future
+    /// dropped) and counts as `ReconsumeLater` (Java `consumeTimeout`, in
+    /// minutes there). Default: 15 min.
+    pub fn consume_timeout(&self) -> Duration {
+        self.consume_timeout
+    }
+
+    /// How long the broker may hold a pull that finds nothing (long
+    /// polling; Java `BROKER_SUSPEND_MAX_TIME_MILLIS`). Default: 15 s.
+    pub fn suspend_timeout(&self) -> Duration {
+        self.suspend_timeout
+    }
+
+    /// Pause before pulling again after a failed pull (Java
+    /// `pullTimeDelayMillsWhenException`). Default: 1 s — the Java push
+    /// consumer's field says 3 s but its constructor overwrites it with the
+    /// client's 1000 ms, so 1 s is what Java does.
+    pub fn pull_delay_when_exception(&self) -> Duration {
+        self.pull_delay_when_exception
+    }
+
+    /// Pause before checking again when a queue is over a flow-control
+    /// threshold (Java `PULL_TIME_DELAY_MILLS_WHEN_CACHE_FLOW_CONTROL`).
+    /// Default: 50 ms.
+    pub fn pull_delay_when_flow_control(&self) -> Duration {
+        self.pull_delay_when_flow_control
+    }
+
+    /// Pause after the broker answered FLOW_CONTROL (Java
+    /// `PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`). Default: 20 ms.
+    pub fn pull_delay_when_broker_flow_control(&self) -> Duration {
+        self.pull_delay_when_broker_flow_control
+    }
+
+    /// Pause before a message whose send-back failed is consumed again
+    /// locally (Java `submitConsumeRequestLater`). Default: 5 s.
+    pub fn reconsume_delay_when_send_back_failed(&self) -> Duration {
+        self.reconsume_delay_when_send_back_failed
+    }
+
+    /// Period of the rebalance (Java `rocketmq.client.rebalance.waitInterval`).
+    /// Default: 20 s.
+    pub fn rebalance_interval(&self) -> Duration {
+        self.rebalance_interval
+    }
+
+    /// A queue whose pull loop has not pulled for this long is dropped and
+    /// recreated at the next rebalance (Java
+    /// `rocketmq.client.pull.pullMaxIdleTime`). Default: 120 s.
+    pub fn pull_max_idle_time(&self) -> Duration {
+        self.pull_max_idle_time
+    }
+
+    /// How long [`shutdown`](crate::PushConsumer::shutdown) waits for
+    /// listener calls in flight before abandoning them (Java
+    /// `awaitTerminationMillisWhenShutdown`, default 0 there). Default: 30 s.
+    pub fn shutdown_await_timeout(&self) -> Duration {
+        self.shutdown_await_timeout
+    }
+
+    /// Root directory of the broadcasting consumer's offset files. Default:
+    /// `None`, i.e. the offset store's default (`RMQ_OFFSET_STORE_DIR`, else
+    /// `~/.rocketmq_offsets`).
+    pub fn offset_store_dir(&self) -> Option<&std::path::Path> {
+        self.offset_store_dir.as_deref()
+    }
+
+    /// Checks every setting; the error names the first bad one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] describing the setting and the allowed values.
+    pub fn validate(&self) -> Result<()> {
+        check_name("group", &self.group, GROUP_MAX_LEN)?;
+        if self.group == DEFAULT_CONSUMER_GROUP {
+            return Err(config(format!(
+                "group {DEFAULT_CONSUMER_GROUP:?} is reserved; choose your own group name"
+            )));
+        }
+        if self.subscriptions.is_empty() {
+            return Err(config(
+                "no subscription: call `subscribe(topic, \"*\")` or `subscribe_sql(topic, sql)`",
+            ));
+        }
+        for sub in &self.subscriptions {
+            check_name("topic", &sub.topic, TOPIC_MAX_LEN)?;
+            if sub.expression_type == ExpressionType::Sql92 && sub.expression.trim().is_empty() {
+                return Err(config(format!(
+                    "the SQL92 expression of topic {:?} is empty",
+                    sub.topic
+                )));
+            }
+        }
+        in_range("consume_concurrency", self.consume_concurrency, 1, 1000)?;
+        in_range(
+            "consume_batch_max_size",
+            self.consume_batch_max_size,
+            1,
+            1024,
+        )?;
+        in_range(
+            "pull_batch_size",
+            usize::try_from(self.pull_batch_size).unwrap_or(0),
+            1,
+            1024,
+        )?;
+        in_range(
+            "pull_threshold_for_queue",
+            self.pull_threshold_for_queue,
+            1,
+            65_535,
+        )?;
+        in_range(
+            "pull_threshold_size_for_queue_mib",
+            self.pull_threshold_size_for_queue_mib,
+            1,
+            1024,
+        )?;
+        in_range(
+            "consume_concurrently_max_span",
+            usize::try_from(self.consume_concurrently_max_span).unwrap_or(0),
+            1,
+            65_535,
+        )?;
+        if self.pull_interval > Duration::from_millis(65_535) {
+            return Err(config(format!(
+                "pull_interval is {:?}; it must be at most 65 535 ms (Java's limit)",
+                self.pull_interval
+            )));
+        }
+        if self.max_reconsume_times < -1 {
+            return Err(config(format!(
+                "max_reconsume_times is {}; use −1 (the default, 16) or a value ≥ 0",
+                self.max_reconsume_times
+            )));
+        }
+        for (name, d) in [
+            ("consume_timeout", self.consume_timeout),
+            ("suspend_timeout", self.suspend_timeout),
+            ("pull_delay_when_exception", self.pull_delay_when_exception),
+            (
+                "pull_delay_when_flow_control",
+                self.pull_delay_when_flow_control,
+            ),
+            ("rebalance_interval", self.rebalance_interval),
+            ("pull_max_idle_time", self.pull_max_idle_time),
+        ] {
+            if d.is_zero() {
+                return Err(config(format!("{name} must be greater than zero")));
+            }
+        }
+        if self.suspend_timeout > Duration::from_secs(60) {
+            return Err(config(format!(
+                "suspend_timeout is {:?}; keep it at most 60 s (default 15 s)",
+                self.suspend_timeout
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn config(msg: impl Into<String>) -> Error {
+    Error::Config(msg.into())
+}
+
+fn in_range(name: &str, value: usize, min: usize, max: usize) -> Result<()> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(config(format!(
+            "{name} is {value}; it must be between {min} and {max}"
+        )))
+    }
+}
+
+/// Java `Validators.checkGroup` / `checkTopic`: `[%|a-zA-Z0-9_-]+`, bounded.
+fn check_name(what: &str, name: &str, max: usize) -> Result<()> {
+    if name.trim().is_empty() {
+        return Err(config(format!("the {what} is empty; set one")));
+    }
+    if name.len() > max {
+        return Err(config(format!(
+            "the {what} {name:?} is {} characters long; at most {max} are allowed",
+            name.len()
+        )));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '%' | '|' | '_' | '-')))
+    {
+        return Err(config(format!(
+            "the {what} {name:?} contains {c:?}; only letters, digits, '%', '|', '_' and '-' \
+             are allowed"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> PushConsumerConfig {
+        PushConsumerConfig {
+            group: "G".into(),
+            subscriptions: vec![Subscription {
+                topic: "T".into(),
+                expression: "*".into(),
+                expression_type: ExpressionType::Tag,
+            }],
+            ..PushConsumerConfig::default()
+        }
+    }
+
+    fn err(c: &PushConsumerConfig) -> String {
+        match c.validate() {
+            Err(Error::Config(m)) => m,
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn java_defaults() {
+        let c = PushConsumerConfig::default();
+        assert_eq!(c.message_model(), MessageModel::Clustering);
+        assert_eq!(c.consume_from(), ConsumeFrom::LastOffset);
+        assert_eq!(c.allocate_strategy().name(), "AVG");
+        assert_eq!(c.consume_concurrency(), 20);
+        assert_eq!(c.consume_batch_max_size(), 1);
+        assert_eq!(c.pull_batch_size(), 32);
+        assert_eq!(c.pull_interval(), Duration::ZERO);
+        assert_eq!(c.pull_threshold_for_queue(), 1000);
+        assert_eq!(c.pull_threshold_size_for_queue_mib(), 100);
+        assert_eq!(c.consume_concurrently_max_span(), 2000);
+        assert_eq!(c.max_reconsume_times(), -1);
+        assert_eq!(c.effective_max_reconsume_times(), 16);
+        assert_eq!(c.consume_timeout(), Duration::from_secs(900));
+        assert_eq!(c.suspend_timeout(), Duration::from_secs(15));
+        assert_eq!(c.pull_delay_when_exception(), Duration::from_secs(1));
+        assert_eq!(c.pull_delay_when_flow_control(), Duration::from_millis(50));
+        assert_eq!(
+            c.pull_delay_when_broker_flow_control(),
+            Duration::from_millis(20)
+        );
+        assert_eq!(
+            c.reconsume_delay_when_send_back_failed(),
+            Duration::from_secs(5)
+        );
+        assert_eq!(c.rebalance_interval(), Duration::from_secs(20));
+        assert_eq!(c.pull_max_idle_time(), Duration::from_secs(120));
+        assert_eq!(c.shutdown_await_timeout(), Duration::from_secs(30));
+        assert!(valid().validate().is_ok());
+    }
+
+    #[test]
+    fn validation_names_the_setting() {
+        let mut c = valid();
+        c.group = String::new();
+        assert!(err(&c).contains("group is empty"));
+        c.group = DEFAULT_CONSUMER_GROUP.into();
+        assert!(err(&c).contains("reserved"));
+        c.group = "bad group".into();
+        assert!(err(&c).contains("' '"));
+        c.group = "x".repeat(256);
+        assert!(err(&c).contains("at most 255"));
+
+        let mut c = valid();
+        c.subscriptions.clear();
+        assert!(err(&c).contains("no subscription"));
+
+        let mut c = valid();
+        c.subscriptions[0].topic = "a/b".into();
+        assert!(err(&c).contains("topic"));
+        let mut c = valid();
+        c.subscriptions[0].expression_type = ExpressionType::Sql92;
+        c.subscriptions[0].expression = " ".into();
+        assert!(err(&c).contains("SQL92"));
+
+        let mut c = valid();
+        c.consume_concurrency = 0;
+        assert!(err(&c).contains("consume_concurrency is 0"));
+        let mut c = valid();
+        c.consume_batch_max_size = 1025;
+        assert!(err(&c).contains("consume_batch_max_size"));
+        let mut c = valid();
+        c.pull_batch_size = -1;
+        assert!(err(&c).contains("pull_batch_size"));
+        let mut c = valid();
+        c.pull_threshold_for_queue = 0;
+        assert!(err(&c).contains("pull_threshold_for_queue"));
+        let mut c = valid();
+        c.consume_concurrently_max_span = 0;
+        assert!(err(&c).contains("consume_concurrently_max_span"));
+        let mut c = valid();
+        c.max_reconsume_times = -2;
+        assert!(err(&c).contains("max_reconsume_times"));
+        let mut c = valid();
+        c.consume_timeout = Duration::ZERO;
+        assert!(err(&c).contains("consume_timeout"));
+        let mut c = valid();
+        c.pull_interval = Duration::from_secs(70);
+        assert!(err(&c).contains("pull_interval"));
+        let mut c = valid();
+        c.suspend_timeout = Duration::from_secs(61);
+        assert!(err(&c).contains("suspend_timeout"));
+
+        let mut c = valid();
+        c.max_reconsume_times = 2;
+        assert_eq!(c.effective_max_reconsume_times(), 2);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn topic_names() {
+        assert_eq!(retry_topic("G"), "%RETRY%G");
+        assert_eq!(dlq_topic("G"), "%DLQ%G");
+        assert_eq!(
+            ConsumeFrom::Timestamp(SystemTime::UNIX_EPOCH).as_java(),
+            ConsumeFromWhere::ConsumeFromTimestamp
+        );
+    }
+}

@@ -1,0 +1,222 @@
+//! The concurrent consume service (Java `ConsumeMessageConcurrentlyService`):
+//! batches from the pull loops become tracked tasks that wait for one of
+//! `consume_concurrency` semaphore permits, call the listener, then settle
+//! the batch (send failures back, remove from the process queue, commit).
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::FutureExt;
+use rmq_protocol::message::property;
+use rmq_protocol::{MessageExt, MessageQueue};
+use tracing::{debug, error, warn};
+
+use crate::consumer::{Inner, now_ms};
+use crate::listener::{ConsumeContext, ConsumeResult};
+use crate::process_queue::ProcessQueue;
+use crate::settle::{self, FailurePolicy};
+
+/// Splits `msgs` into batches of at most `consume_batch_max_size` and
+/// schedules each. Never waits: the tasks queue on the semaphore.
+pub(crate) fn submit(
+    inner: &Arc<Inner>,
+    pq: &Arc<ProcessQueue>,
+    mq: &MessageQueue,
+    mut msgs: Vec<MessageExt>,
+) {
+    let size = inner.config.consume_batch_max_size.max(1);
+    while !msgs.is_empty() {
+        let rest = msgs.split_off(size.min(msgs.len()));
+        let batch = std::mem::replace(&mut msgs, rest);
+        spawn_batch(inner, pq.clone(), mq.clone(), batch);
+    }
+}
+
+fn spawn_batch(
+    inner: &Arc<Inner>,
+    pq: Arc<ProcessQueue>,
+    mq: MessageQueue,
+    batch: Vec<MessageExt>,
+) {
+    let task_inner = inner.clone();
+    inner.tasks.spawn(async move {
+        let inner = task_inner;
+        let abort = inner.abort.clone();
+        tokio::select! {
+            () = consume_batch(&inner, &pq, &mq, batch) => {}
+            () = abort.cancelled() => {}
+        }
+    });
+}
+
+/// Consumes `msgs` again after the local re-consume delay (their
+/// send-back failed). Ends early on shutdown or when the queue is dropped.
+fn spawn_later(inner: &Arc<Inner>, pq: Arc<ProcessQueue>, mq: MessageQueue, msgs: Vec<MessageExt>) {
+    let task_inner = inner.clone();
+    inner.tasks.spawn(async move {
+        let inner = task_inner;
+        tokio::select! {
+            () = tokio::time::sleep(inner.config.reconsume_delay_when_send_back_failed) => {}
+            () = inner.stop_consume.cancelled() => return,
+        }
+        if !pq.is_dropped() {
+            submit(&inner, &pq, &mq, msgs);
+        }
+    });
+}
+
+async fn consume_batch(
+    inner: &Arc<Inner>,
+    pq: &Arc<ProcessQueue>,
+    mq: &MessageQueue,
+    mut msgs: Vec<MessageExt>,
+) {
+    let permit = tokio::select! {
+        permit = inner.semaphore.clone().acquire_owned() => match permit {
+            Ok(p) => p,
+            Err(_) => return,
+        },
+        () = inner.stop_consume.cancelled() => return,
+    };
+    if pq.is_dropped() {
+        debug!(queue = %mq, "queue dropped; not consuming");
+        return;
+    }
+    let start = now_ms().to_string();
+    for m in &mut msgs {
+        m.message
+            .set_property(property::CONSUME_START_TIME, start.clone());
+    }
+    pq.begin_consume(Instant::now());
+    let mut ctx = ConsumeContext::new(mq.clone());
+    let result = call_listener(inner, &msgs, &mut ctx).await;
+    pq.end_consume();
+    drop(permit);
+    if pq.is_dropped() {
+        debug!(queue = %mq, "queue dropped while consuming; result ignored, messages will be redelivered");
+        return;
+    }
+    let first_failed = settle::first_failed(result, ctx.ack_index(), msgs.len());
+    let mut sent_back = Vec::new();
+    let failed = msgs.get(first_failed..).unwrap_or_default();
+    match FailurePolicy::for_model(inner.model()) {
+        FailurePolicy::SendBack => {
+            for msg in failed {
+                // Java: a message no longer in the queue is ignored.
+                let ok = !pq.contains(msg.queue_offset)
+                    || send_back(inner, msg, ctx.delay_level_when_next_consume(), mq).await;
+                sent_back.push(ok);
+            }
+        }
+        FailurePolicy::Discard => {
+            for msg in failed {
+                warn!(
+                    queue = %mq, offset = msg.queue_offset, msg_id = %msg.msg_id,
+                    "broadcasting: consume failed, message dropped"
+                );
+            }
+        }
+    }
+    let settlement = settle::settle(msgs, first_failed, &sent_back);
+    let store = &inner.offset_store;
+    pq.remove_and_commit(&settlement.remove, |offset| {
+        store.update_offset(mq, offset, true);
+    });
+    if !settlement.retry_locally.is_empty() {
+        spawn_later(inner, pq.clone(), mq.clone(), settlement.retry_locally);
+    }
+}
+
+/// One listener call: a panic or exceeding the consume timeout count as
+/// `ReconsumeLater`.
+pub(crate) async fn call_listener(
+    inner: &Inner,
+    msgs: &[MessageExt],
+    ctx: &mut ConsumeContext,
+) -> ConsumeResult {
+    let queue = ctx.queue().clone();
+    let call = AssertUnwindSafe(inner.listener.consume(msgs, ctx)).catch_unwind();
+    match tokio::time::timeout(inner.config.consume_timeout, call).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => {
+            error!(
+                queue = %queue,
+                first_offset = msgs.first().map(|m| m.queue_offset),
+                panic = panic_message(&*panic),
+                "the listener panicked; counted as ReconsumeLater"
+            );
+            ConsumeResult::ReconsumeLater
+        }
+        Err(_) => {
+            warn!(
+                queue = %queue,
+                first_offset = msgs.first().map(|m| m.queue_offset),
+                timeout = ?inner.config.consume_timeout,
+                "the listener exceeded the consume timeout; call dropped, counted as ReconsumeLater"
+            );
+            ConsumeResult::ReconsumeLater
+        }
+    }
+}
+
+pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s
+    } else {
+        "<non-string panic payload>"
+    }
+}
+
+/// CONSUMER_SEND_MSG_BACK to the master of the queue's broker; `true` when
+/// the broker took the message back.
+async fn send_back(inner: &Inner, msg: &MessageExt, delay_level: i32, mq: &MessageQueue) -> bool {
+    let broker_name = mq.broker_name.as_str();
+    let mut addr = inner.instance.find_broker_addr_in_publish(broker_name);
+    if addr.is_none() {
+        if let Err(e) = inner.instance.refresh_route(&mq.topic).await {
+            debug!(queue = %mq, error = %e, "route refresh before send-back failed");
+        }
+        addr = inner.instance.find_broker_addr_in_publish(broker_name);
+    }
+    // Java falls back to the message's store host.
+    let addr = addr.unwrap_or_else(|| msg.store_host.to_string());
+    let header = settle::send_back_header(
+        msg,
+        &inner.config.group,
+        delay_level,
+        inner.config.effective_max_reconsume_times(),
+        broker_name,
+    );
+    match inner.instance.consumer_send_back(&addr, header).await {
+        Ok(()) => {
+            debug!(queue = %mq, offset = msg.queue_offset, reconsume_times = msg.reconsume_times, "sent back");
+            true
+        }
+        Err(e) => {
+            warn!(
+                queue = %mq, offset = msg.queue_offset, msg_id = %msg.msg_id, error = %e,
+                "send-back failed; the message stays and is consumed again locally"
+            );
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_payloads() {
+        let a: Box<dyn Any + Send> = Box::new("boom");
+        assert_eq!(panic_message(&*a), "boom");
+        let b: Box<dyn Any + Send> = Box::new(String::from("bang"));
+        assert_eq!(panic_message(&*b), "bang");
+        let c: Box<dyn Any + Send> = Box::new(5_u8);
+        assert!(panic_message(&*c).contains("non-string"));
+    }
+}

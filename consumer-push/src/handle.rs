@@ -1,0 +1,195 @@
+//! [`Registration`]: the consumer as the client instance sees it
+//! ([`ConsumerHandle`]): heartbeat data and broker → client requests.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use rmq_client_core::ConsumerHandle;
+use rmq_protocol::body::{
+    CmResult, ConsumeMessageDirectlyResult, ConsumeType, ConsumerData, ConsumerRunningInfo,
+    PROP_CONSUME_TYPE, PROP_CONSUMEORDERLY, PROP_CONSUMER_START_TIMESTAMP,
+    PROP_THREADPOOL_CORE_SIZE, ProcessQueueInfo,
+};
+use rmq_protocol::{MessageExt, MessageQueue};
+use tracing::warn;
+
+use crate::consume_concurrent::panic_message;
+use crate::consumer::Inner;
+use crate::listener::{ConsumeContext, ConsumeResult};
+use crate::{pulled, rebalance_driver};
+
+/// Registered in the client instance; holds the consumer weakly so the
+/// instance never keeps a dropped consumer alive.
+pub(crate) struct Registration {
+    group: String,
+    inner: Weak<Inner>,
+}
+
+impl Registration {
+    pub(crate) fn new(inner: &Arc<Inner>) -> Self {
+        Registration {
+            group: inner.config.group.clone(),
+            inner: Arc::downgrade(inner),
+        }
+    }
+}
+
+fn to_i32(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+impl ConsumerHandle for Registration {
+    fn consumer_data(&self) -> ConsumerData {
+        let Some(inner) = self.inner.upgrade() else {
+            return ConsumerData {
+                group_name: self.group.clone(),
+                ..ConsumerData::default()
+            };
+        };
+        ConsumerData {
+            consume_from_where: inner.config.consume_from.as_java(),
+            consume_type: ConsumeType::ConsumePassively,
+            group_name: self.group.clone(),
+            message_model: inner.config.message_model,
+            subscription_data_set: inner.subscriptions.all(),
+            unit_mode: false,
+        }
+    }
+
+    fn notify_ids_changed(&self) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.trigger.notify();
+        }
+    }
+
+    fn reset_offset(&self, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
+        if let Some(inner) = self.inner.upgrade() {
+            if !inner.is_closed() {
+                rebalance_driver::spawn_reset(&inner, topic.to_owned(), offsets);
+            }
+        }
+    }
+
+    fn running_info(&self) -> ConsumerRunningInfo {
+        let Some(inner) = self.inner.upgrade() else {
+            return ConsumerRunningInfo::default();
+        };
+        let cfg = &inner.config;
+        let mut info = ConsumerRunningInfo {
+            subscription_set: inner.subscriptions.all(),
+            ..ConsumerRunningInfo::default()
+        };
+        let props = &mut info.properties;
+        for (k, v) in [
+            (
+                PROP_CONSUME_TYPE,
+                ConsumeType::ConsumePassively.as_str().to_owned(),
+            ),
+            (PROP_CONSUMEORDERLY, "false".to_owned()),
+            (
+                PROP_THREADPOOL_CORE_SIZE,
+                cfg.consume_concurrency.to_string(),
+            ),
+            (
+                PROP_CONSUMER_START_TIMESTAMP,
+                inner.started_at_ms.to_string(),
+            ),
+            ("consumerGroup", cfg.group.clone()),
+            ("messageModel", cfg.message_model.as_str().to_owned()),
+            (
+                "consumeFromWhere",
+                cfg.consume_from.as_java().as_str().to_owned(),
+            ),
+            (
+                "allocateMessageQueueStrategy",
+                cfg.allocate_strategy.name().to_owned(),
+            ),
+            ("consumeThreadMin", cfg.consume_concurrency.to_string()),
+            ("consumeThreadMax", cfg.consume_concurrency.to_string()),
+            ("pullBatchSize", cfg.pull_batch_size.to_string()),
+            (
+                "consumeMessageBatchMaxSize",
+                cfg.consume_batch_max_size.to_string(),
+            ),
+            (
+                "pullThresholdForQueue",
+                cfg.pull_threshold_for_queue.to_string(),
+            ),
+            (
+                "consumeConcurrentlyMaxSpan",
+                cfg.consume_concurrently_max_span.to_string(),
+            ),
+            ("maxReconsumeTimes", cfg.max_reconsume_times.to_string()),
+            (
+                "consumeTimeout",
+                (cfg.consume_timeout.as_secs() / 60).to_string(),
+            ),
+        ] {
+            props.insert(k.to_owned(), v);
+        }
+        let now_ms = crate::consumer::now_ms();
+        let ago = |d: std::time::Duration| {
+            now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        };
+        for snap in inner.inspect() {
+            let pq = ProcessQueueInfo {
+                commit_offset: snap.committed_offset.unwrap_or(-1),
+                cached_msg_min_offset: snap.min_offset.unwrap_or(0),
+                cached_msg_max_offset: snap.max_offset.unwrap_or(0),
+                cached_msg_count: to_i32(snap.count),
+                cached_msg_size_in_mib: to_i32(snap.bytes / (1024 * 1024)),
+                dropped: snap.dropped,
+                last_pull_timestamp: ago(snap.since_last_pull),
+                last_consume_timestamp: ago(snap.since_last_consume),
+                ..ProcessQueueInfo::default()
+            };
+            info.mq_table.insert(snap.queue, pq);
+        }
+        info
+    }
+
+    fn consume_message_directly(
+        &self,
+        msg: MessageExt,
+        broker_name: Option<String>,
+    ) -> BoxFuture<'static, Option<ConsumeMessageDirectlyResult>> {
+        let Some(inner) = self.inner.upgrade() else {
+            return Box::pin(async { None });
+        };
+        Box::pin(async move {
+            let mut msg = msg;
+            pulled::restore_retry_topic(&mut msg, &inner.retry_topic);
+            let broker = broker_name.unwrap_or_else(|| msg.broker_name.clone());
+            let mq = MessageQueue::new(msg.topic.clone(), broker, msg.queue_id);
+            let mut ctx = ConsumeContext::new(mq);
+            let started = Instant::now();
+            let msgs = [msg];
+            let call = AssertUnwindSafe(inner.listener.consume(&msgs, &mut ctx)).catch_unwind();
+            let (result, remark) = match tokio::time::timeout(inner.config.consume_timeout, call)
+                .await
+            {
+                Ok(Ok(ConsumeResult::Success)) => (CmResult::CrSuccess, None),
+                Ok(Ok(ConsumeResult::ReconsumeLater)) => (CmResult::CrLater, None),
+                Ok(Err(panic)) => {
+                    let text = panic_message(&*panic).to_owned();
+                    warn!(group = %inner.config.group, panic = text, "the listener panicked (consume directly)");
+                    (CmResult::CrThrowException, Some(text))
+                }
+                Err(_) => (
+                    CmResult::CrThrowException,
+                    Some("the listener exceeded the consume timeout".to_owned()),
+                ),
+            };
+            Some(ConsumeMessageDirectlyResult {
+                order: false,
+                auto_commit: true,
+                consume_result: Some(result),
+                remark,
+                spent_time_millis: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            })
+        })
+    }
+}

@@ -1,0 +1,78 @@
+//! The RocketMQ push consumer of rmq: concurrent consumption built on
+//! long-polling pulls, with the Java client's defaults and failure
+//! handling that never loses a message.
+//!
+//! ```no_run
+//! use rmq_consumer_push::{ConsumeResult, PushConsumer, listener_fn};
+//!
+//! # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+//! let consumer = PushConsumer::builder()
+//!     .group("orders-consumer") // name servers default to NAMESRV_ADDR
+//!     .subscribe("orders", "created || paid")
+//!     .consume_concurrency(32)
+//!     .start(listener_fn(|msgs, ctx| {
+//!         Box::pin(async move {
+//!             for m in msgs {
+//!                 if m.body.is_empty() {
+//!                     ctx.set_delay_level(3); // back via %RETRY% after 10 s
+//!                     return ConsumeResult::ReconsumeLater;
+//!                 }
+//!             }
+//!             ConsumeResult::Success
+//!         })
+//!     }))
+//!     .await?;
+//!
+//! // ... until the service stops:
+//! consumer.shutdown().await?; // drain, persist offsets, unregister
+//! # Ok(()) }
+//! ```
+//!
+//! How it works (see `DESIGN.md` in the crate): a rebalance assigns
+//! queues (every 20 s and when the group changes); each assigned queue has
+//! a pull loop that long-polls the broker and puts messages into the
+//! queue's process queue; listener calls run as tasks, at most
+//! `consume_concurrency` at once; a message leaves the process queue when
+//! it was consumed or handed back to the broker for a retry, and the
+//! committed offset is the smallest offset still held.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![warn(missing_docs)]
+
+mod builder;
+mod config;
+mod consume_concurrent;
+mod consumer;
+mod error;
+mod handle;
+mod inspect;
+mod listener;
+mod process_queue;
+mod pull_loop;
+mod pulled;
+mod rebalance_driver;
+mod settle;
+mod start_offset;
+mod subscriptions;
+
+pub use async_trait::async_trait;
+pub use builder::PushConsumerBuilder;
+pub use config::{
+    ConsumeFrom, DEFAULT_CONSUMER_GROUP, DLQ_TOPIC_PREFIX, PushConsumerConfig, RETRY_TOPIC_PREFIX,
+    Subscription, dlq_topic, retry_topic,
+};
+pub use consumer::PushConsumer;
+pub use error::{Error, Result};
+pub use inspect::QueueSnapshot;
+pub use listener::{ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn};
+pub use rmq_client_core::ClientConfig;
+pub use rmq_protocol::body::{ExpressionType, MessageModel};
+pub use rmq_protocol::{Message, MessageExt, MessageQueue};
+pub use rmq_rebalance::AllocateStrategy;

@@ -1,0 +1,388 @@
+//! [`ProcessQueue`]: the messages of one assigned queue between pull and
+//! commit (Java `ProcessQueue`).
+//!
+//! The pull loop puts every pulled batch in; consume tasks take their
+//! messages out once they are done (consumed, or handed back to the
+//! broker). The commit offset is the smallest offset still held, or one
+//! past the largest ever held when nothing is left — so it never passes a
+//! message that is neither done nor safely handed back.
+//!
+//! One `std::sync::Mutex` per queue guards the state; every operation is a
+//! batch operation under one short lock, never held across an `.await`.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmq_protocol::MessageExt;
+
+/// The held messages and counters of one queue.
+#[derive(Debug)]
+pub(crate) struct ProcessQueue {
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    /// Queue offset → message, ordered.
+    msgs: BTreeMap<i64, MessageExt>,
+    /// Sum of the held bodies' lengths.
+    bytes: usize,
+    /// Largest offset ever inserted (Java `queueOffsetMax`).
+    max_offset: Option<i64>,
+    dropped: bool,
+    /// Listener calls of this queue in flight.
+    in_flight: usize,
+    last_pull: Instant,
+    last_consume: Instant,
+    /// The offset the pull loop pulls next (for inspection).
+    next_pull_offset: Option<i64>,
+}
+
+/// What flow control looks at, read under one lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FlowState {
+    pub(crate) count: usize,
+    pub(crate) bytes: usize,
+    pub(crate) span: i64,
+}
+
+/// A point-in-time view of a process queue (used by inspection and the
+/// running info).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PqView {
+    pub(crate) min_offset: Option<i64>,
+    pub(crate) max_offset: Option<i64>,
+    pub(crate) count: usize,
+    pub(crate) bytes: usize,
+    pub(crate) in_flight: usize,
+    pub(crate) dropped: bool,
+    pub(crate) since_last_pull: Duration,
+    pub(crate) since_last_consume: Duration,
+    pub(crate) next_pull_offset: Option<i64>,
+}
+
+impl ProcessQueue {
+    /// An empty queue; `now` starts the idle clocks.
+    pub(crate) fn new(now: Instant) -> Self {
+        ProcessQueue {
+            state: Mutex::new(State {
+                msgs: BTreeMap::new(),
+                bytes: 0,
+                max_offset: None,
+                dropped: false,
+                in_flight: 0,
+                last_pull: now,
+                last_consume: now,
+                next_pull_offset: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state stays consistent even if a holder panicked: every
+        // critical section only updates plain counters and the map.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Inserts `msgs` by queue offset; messages whose offset is already held
+    /// are ignored. Returns the newly inserted ones (what must be consumed).
+    /// Nothing is inserted into a dropped queue.
+    pub(crate) fn put_messages(&self, msgs: Vec<MessageExt>) -> Vec<MessageExt> {
+        let mut st = self.lock();
+        if st.dropped {
+            return Vec::new();
+        }
+        let mut fresh = Vec::with_capacity(msgs.len());
+        for msg in msgs {
+            let offset = msg.queue_offset;
+            if st.msgs.contains_key(&offset) {
+                continue;
+            }
+            st.bytes = st.bytes.saturating_add(msg.body.len());
+            st.max_offset = Some(st.max_offset.map_or(offset, |m| m.max(offset)));
+            st.msgs.insert(offset, msg.clone());
+            fresh.push(msg);
+        }
+        fresh
+    }
+
+    /// Removes the messages at `offsets` (Java `removeMessage`) and returns
+    /// the commit offset: the smallest offset still held, or the largest
+    /// ever held + 1 when none is left; `None` when the queue held nothing
+    /// before the call (nothing to commit).
+    #[cfg(test)]
+    pub(crate) fn remove_messages(&self, offsets: &[i64]) -> Option<i64> {
+        let mut st = self.lock();
+        Self::remove_locked(&mut st, offsets)
+    }
+
+    /// [`remove_messages`](Self::remove_messages), then — unless the queue
+    /// is dropped — `commit(offset)` under the same lock, so a concurrent
+    /// [`set_dropped`](Self::set_dropped) (rebalance, OFFSET_MOVED) is
+    /// ordered strictly before or after the commit. Returns the offset
+    /// committed.
+    pub(crate) fn remove_and_commit(
+        &self,
+        offsets: &[i64],
+        commit: impl FnOnce(i64),
+    ) -> Option<i64> {
+        let mut st = self.lock();
+        let offset = Self::remove_locked(&mut st, offsets)?;
+        if st.dropped {
+            return None;
+        }
+        commit(offset);
+        Some(offset)
+    }
+
+    fn remove_locked(st: &mut State, offsets: &[i64]) -> Option<i64> {
+        if st.msgs.is_empty() {
+            return None;
+        }
+        for offset in offsets {
+            if let Some(msg) = st.msgs.remove(offset) {
+                st.bytes = st.bytes.saturating_sub(msg.body.len());
+            }
+        }
+        match st.msgs.first_key_value() {
+            Some((first, _)) => Some(*first),
+            None => st.max_offset.map(|m| m.saturating_add(1)),
+        }
+    }
+
+    /// When nothing is held and the queue is not dropped, `commit(offset)`
+    /// under the lock (Java `correctTagsOffset`: a pull found nothing to
+    /// consume, so the queue is consumed up to `offset`). Returns whether
+    /// it committed.
+    pub(crate) fn commit_if_empty(&self, offset: i64, commit: impl FnOnce(i64)) -> bool {
+        let st = self.lock();
+        if st.dropped || !st.msgs.is_empty() {
+            return false;
+        }
+        commit(offset);
+        true
+    }
+
+    /// Records the offset the pull loop pulls next.
+    pub(crate) fn set_next_offset(&self, offset: i64) {
+        self.lock().next_pull_offset = Some(offset);
+    }
+
+    /// Whether the message at `offset` is still held.
+    pub(crate) fn contains(&self, offset: i64) -> bool {
+        self.lock().msgs.contains_key(&offset)
+    }
+
+    /// Count, bytes and span of the held messages.
+    pub(crate) fn flow_state(&self) -> FlowState {
+        let st = self.lock();
+        FlowState {
+            count: st.msgs.len(),
+            bytes: st.bytes,
+            span: Self::span(&st),
+        }
+    }
+
+    fn span(st: &State) -> i64 {
+        match (st.msgs.first_key_value(), st.msgs.last_key_value()) {
+            (Some((first, _)), Some((last, _))) => last.saturating_sub(*first),
+            _ => 0,
+        }
+    }
+
+    /// Last held offset − first held offset (Java `getMaxSpan`), 0 when
+    /// empty.
+    #[cfg(test)]
+    pub(crate) fn max_span(&self) -> i64 {
+        Self::span(&self.lock())
+    }
+
+    /// Number of held messages.
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> usize {
+        self.lock().msgs.len()
+    }
+
+    /// Marks the queue dropped (no longer assigned, or its offset moved):
+    /// no more puts, no more commits, its pull loop stops. Returns whether
+    /// it was already dropped.
+    pub(crate) fn set_dropped(&self) -> bool {
+        let mut st = self.lock();
+        std::mem::replace(&mut st.dropped, true)
+    }
+
+    /// Whether the queue is dropped.
+    pub(crate) fn is_dropped(&self) -> bool {
+        self.lock().dropped
+    }
+
+    /// Records a pull (or a flow-control check) at `now`.
+    pub(crate) fn touch_pull(&self, now: Instant) {
+        self.lock().last_pull = now;
+    }
+
+    /// Whether no pull happened for longer than `max_idle` (Java
+    /// `isPullExpired`).
+    pub(crate) fn is_pull_expired(&self, now: Instant, max_idle: Duration) -> bool {
+        now.saturating_duration_since(self.lock().last_pull) > max_idle
+    }
+
+    /// A listener call of this queue starts at `now`.
+    pub(crate) fn begin_consume(&self, now: Instant) {
+        let mut st = self.lock();
+        st.in_flight = st.in_flight.saturating_add(1);
+        st.last_consume = now;
+    }
+
+    /// A listener call of this queue ended.
+    pub(crate) fn end_consume(&self) {
+        let mut st = self.lock();
+        st.in_flight = st.in_flight.saturating_sub(1);
+    }
+
+    /// Listener calls of this queue in flight.
+    #[cfg(test)]
+    pub(crate) fn in_flight(&self) -> usize {
+        self.lock().in_flight
+    }
+
+    /// A consistent view of the queue at `now`.
+    pub(crate) fn view(&self, now: Instant) -> PqView {
+        let st = self.lock();
+        PqView {
+            min_offset: st.msgs.first_key_value().map(|(k, _)| *k),
+            max_offset: st.msgs.last_key_value().map(|(k, _)| *k),
+            count: st.msgs.len(),
+            bytes: st.bytes,
+            in_flight: st.in_flight,
+            dropped: st.dropped,
+            since_last_pull: now.saturating_duration_since(st.last_pull),
+            since_last_consume: now.saturating_duration_since(st.last_consume),
+            next_pull_offset: st.next_pull_offset,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmq_protocol::Message;
+
+    fn msg(offset: i64, body: &str) -> MessageExt {
+        MessageExt {
+            message: Message::new("T", body.to_owned()),
+            queue_offset: offset,
+            ..MessageExt::default()
+        }
+    }
+
+    fn pq() -> ProcessQueue {
+        ProcessQueue::new(Instant::now())
+    }
+
+    #[test]
+    fn put_ignores_duplicates_and_counts() {
+        let q = pq();
+        let fresh = q.put_messages(vec![msg(5, "ab"), msg(6, "cde"), msg(7, "")]);
+        assert_eq!(fresh.len(), 3);
+        let fresh = q.put_messages(vec![msg(6, "zzzz"), msg(8, "x")]);
+        assert_eq!(
+            fresh.iter().map(|m| m.queue_offset).collect::<Vec<_>>(),
+            [8]
+        );
+        assert_eq!(
+            q.flow_state(),
+            FlowState {
+                count: 4,
+                bytes: 6,
+                span: 3
+            }
+        );
+        assert!(q.contains(6));
+        assert!(!q.contains(9));
+    }
+
+    #[test]
+    fn commit_offset_is_smallest_held_or_max_plus_one() {
+        let q = pq();
+        // Empty before: nothing to commit (Java -1).
+        assert_eq!(q.remove_messages(&[1]), None);
+        q.put_messages(vec![msg(10, "a"), msg(11, "b"), msg(12, "c")]);
+        // The last one finishes first: the commit offset stays at 10.
+        assert_eq!(q.remove_messages(&[12]), Some(10));
+        assert_eq!(q.remove_messages(&[10]), Some(11));
+        // Unknown offsets change nothing.
+        assert_eq!(q.remove_messages(&[99]), Some(11));
+        // Empty now: one past the largest ever held, even though 12 left first.
+        assert_eq!(q.remove_messages(&[11]), Some(13));
+        assert_eq!(q.flow_state().bytes, 0);
+        assert_eq!(q.remove_messages(&[11]), None);
+        // A later batch continues from its own offsets.
+        q.put_messages(vec![msg(20, "a")]);
+        assert_eq!(q.remove_messages(&[20]), Some(21));
+    }
+
+    #[test]
+    fn span_and_counters() {
+        let q = pq();
+        assert_eq!(q.max_span(), 0);
+        q.put_messages(vec![msg(100, "a"), msg(2100, "b")]);
+        assert_eq!(q.max_span(), 2000);
+        assert_eq!(q.count(), 2);
+        q.remove_messages(&[100]);
+        assert_eq!(q.max_span(), 0);
+    }
+
+    #[test]
+    fn dropped_queue_takes_nothing_and_commits_nothing() {
+        let q = pq();
+        q.put_messages(vec![msg(1, "a"), msg(2, "b")]);
+        let mut committed = Vec::new();
+        assert_eq!(q.remove_and_commit(&[1], |o| committed.push(o)), Some(2));
+        assert!(!q.set_dropped());
+        assert!(q.set_dropped());
+        assert!(q.is_dropped());
+        assert_eq!(q.remove_and_commit(&[2], |o| committed.push(o)), None);
+        assert_eq!(committed, [2]);
+        assert!(q.put_messages(vec![msg(3, "c")]).is_empty());
+    }
+
+    #[test]
+    fn idle_and_in_flight() {
+        let t0 = Instant::now();
+        let q = ProcessQueue::new(t0);
+        let later = t0 + Duration::from_secs(121);
+        assert!(q.is_pull_expired(later, Duration::from_secs(120)));
+        q.touch_pull(later);
+        assert!(!q.is_pull_expired(later, Duration::from_secs(120)));
+        q.begin_consume(later);
+        q.begin_consume(later);
+        q.end_consume();
+        assert_eq!(q.in_flight(), 1);
+        q.put_messages(vec![msg(4, "abc"), msg(9, "d")]);
+        let v = q.view(later + Duration::from_secs(1));
+        assert_eq!(v.min_offset, Some(4));
+        assert_eq!(v.max_offset, Some(9));
+        assert_eq!((v.count, v.bytes, v.in_flight), (2, 4, 1));
+        assert!(!v.dropped);
+        assert_eq!(v.since_last_pull, Duration::from_secs(1));
+        assert_eq!(v.since_last_consume, Duration::from_secs(1));
+        assert_eq!(v.next_pull_offset, None);
+        q.set_next_offset(10);
+        assert_eq!(q.view(later).next_pull_offset, Some(10));
+    }
+
+    #[test]
+    fn commit_if_empty_only_when_idle() {
+        let q = pq();
+        let mut got = Vec::new();
+        assert!(q.commit_if_empty(5, |o| got.push(o)));
+        q.put_messages(vec![msg(5, "a")]);
+        assert!(!q.commit_if_empty(9, |o| got.push(o)));
+        q.remove_messages(&[5]);
+        q.set_dropped();
+        assert!(!q.commit_if_empty(9, |o| got.push(o)));
+        assert_eq!(got, [5]);
+    }
+}

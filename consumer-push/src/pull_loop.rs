@@ -1,0 +1,325 @@
+//! One long-polling pull loop per assigned queue (the Rust form of Java's
+//! PullRequest / `DefaultMQPushConsumerImpl.pullMessage` cycle).
+//!
+//! Each iteration: stop if the queue is dropped; flow control (count,
+//! bytes, span) with a 50 ms pause; PULL_MESSAGE with SUSPEND (15 s
+//! hold); on FOUND filter, restore retry topics, put into the process
+//! queue and hand the new messages to the consume service — never waiting
+//! for them to be consumed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmq_client_core::{PullResult, PullStatus};
+use rmq_offset_store::PersistMode;
+use rmq_protocol::body::MessageModel;
+use rmq_protocol::header::{PullMessageRequestHeader, pull_sys_flag};
+use rmq_protocol::{MessageQueue, ResponseCode};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, info, info_span, trace, warn};
+
+use crate::consume_concurrent;
+use crate::consumer::Inner;
+use crate::process_queue::{FlowState, ProcessQueue};
+use crate::pulled;
+
+/// Log one flow-control event in this many (Java logs every 1000th).
+const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
+
+/// Spawns the pull loop of `mq` on the consumer's tracker.
+pub(crate) fn spawn(
+    inner: &Arc<Inner>,
+    mq: MessageQueue,
+    pq: Arc<ProcessQueue>,
+    next_offset: i64,
+    cancel: CancellationToken,
+) {
+    let span = info_span!("pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
+    let loop_ = PullLoop {
+        inner: inner.clone(),
+        mq,
+        pq,
+        next_offset,
+        cancel,
+        broker_id: 0,
+        flow_controlled: 0,
+    };
+    inner.tasks.spawn(loop_.run().instrument(span));
+}
+
+struct PullLoop {
+    inner: Arc<Inner>,
+    mq: MessageQueue,
+    pq: Arc<ProcessQueue>,
+    next_offset: i64,
+    cancel: CancellationToken,
+    /// The broker id the last answer suggested (Java `pullFromWhichNodeTable`).
+    broker_id: i64,
+    flow_controlled: u64,
+}
+
+/// What to do after one iteration.
+enum Next {
+    /// Pull again after this pause (zero: at once).
+    After(Duration),
+    /// The queue is gone: end the loop.
+    Stop,
+}
+
+impl PullLoop {
+    async fn run(mut self) {
+        debug!(offset = self.next_offset, "pull loop started");
+        loop {
+            if self.cancel.is_cancelled() || self.pq.is_dropped() {
+                break;
+            }
+            let next = self.iteration().await;
+            let pause = match next {
+                Next::Stop => break,
+                Next::After(d) => d,
+            };
+            if !pause.is_zero() {
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = self.cancel.cancelled() => break,
+                }
+            }
+        }
+        debug!(offset = self.next_offset, "pull loop stopped");
+    }
+
+    async fn iteration(&mut self) -> Next {
+        let cfg = &self.inner.config;
+        self.pq.touch_pull(Instant::now());
+        let flow = self.pq.flow_state();
+        if let Some(reason) = over_threshold(&flow, cfg) {
+            self.flow_controlled = self.flow_controlled.wrapping_add(1);
+            if self.flow_controlled % FLOW_CONTROL_LOG_EVERY == 1 {
+                warn!(
+                    reason,
+                    times = self.flow_controlled,
+                    "flow control: the queue holds too much; pulling paused"
+                );
+            }
+            return Next::After(cfg.pull_delay_when_flow_control);
+        }
+        let Some((sub, sub_version)) = self.inner.subscriptions.for_pull(&self.mq.topic) else {
+            warn!("no subscription for the queue's topic");
+            return Next::After(cfg.pull_delay_when_exception);
+        };
+        let Some(addr) = self.broker_addr().await else {
+            warn!("no address for the queue's broker; retrying later");
+            return Next::After(cfg.pull_delay_when_exception);
+        };
+        let (addr, is_slave) = addr;
+        let commit_offset = match self.inner.model() {
+            MessageModel::Clustering => self.inner.memory_offset(&self.mq).await.unwrap_or(0),
+            MessageModel::Broadcasting => 0,
+        };
+        let sys_flag =
+            pull_sys_flag::build(commit_offset > 0 && !is_slave, true, false, false, false);
+        let header = PullMessageRequestHeader {
+            consumer_group: cfg.group.clone(),
+            topic: self.mq.topic.clone(),
+            queue_id: self.mq.queue_id,
+            queue_offset: self.next_offset,
+            max_msg_nums: pull_size(&flow, cfg),
+            sys_flag,
+            commit_offset,
+            suspend_timeout_millis: i64::try_from(cfg.suspend_timeout.as_millis())
+                .unwrap_or(15_000),
+            subscription: None,
+            sub_version,
+            expression_type: Some(sub.expression_type.as_str().to_owned()),
+            max_msg_bytes: None,
+            broker_name: Some(self.mq.broker_name.clone()),
+        };
+        trace!(offset = self.next_offset, addr, "pull");
+        let pulled = tokio::select! {
+            r = self.inner.instance.pull_message(&addr, header, None) => r,
+            () = self.cancel.cancelled() => return Next::Stop,
+        };
+        match pulled {
+            Ok(result) => {
+                self.broker_id = result.suggest_which_broker_id;
+                self.on_result(result, &sub).await
+            }
+            Err(e) => self.on_error(e).await,
+        }
+    }
+
+    /// The address to pull from (Java `findBrokerAddressInSubscribe` with
+    /// the suggested broker id), refreshing the route once when unknown.
+    async fn broker_addr(&self) -> Option<(String, bool)> {
+        let instance = &self.inner.instance;
+        let name = &self.mq.broker_name;
+        if let Some(found) = instance.find_broker_addr_in_subscribe(name, self.broker_id, false) {
+            return Some(found);
+        }
+        if let Err(e) = instance.refresh_route(&self.mq.topic).await {
+            debug!(error = %e, "route refresh failed");
+        }
+        instance.find_broker_addr_in_subscribe(name, self.broker_id, false)
+    }
+
+    async fn on_result(
+        &mut self,
+        result: PullResult,
+        sub: &rmq_protocol::body::SubscriptionData,
+    ) -> Next {
+        let inner = self.inner.clone();
+        let cfg = &inner.config;
+        let nbo = result.next_begin_offset;
+        match result.status {
+            PullStatus::Found => {
+                let msgs = match result.decode_messages(&self.mq) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        warn!(offset = self.next_offset, error = %e, "cannot decode pulled messages");
+                        return Next::After(cfg.pull_delay_when_exception);
+                    }
+                };
+                let pulled = msgs.len();
+                let msgs = pulled::prepare(msgs, sub, &self.inner.retry_topic);
+                trace!(pulled, kept = msgs.len(), next = nbo, "found");
+                self.set_next(nbo);
+                if msgs.is_empty() {
+                    self.commit_if_idle(nbo);
+                    return Next::After(Duration::ZERO);
+                }
+                let fresh = self.pq.put_messages(msgs);
+                if !fresh.is_empty() {
+                    consume_concurrent::submit(&self.inner, &self.pq, &self.mq, fresh);
+                }
+                Next::After(cfg.pull_interval)
+            }
+            PullStatus::NoNewMsg | PullStatus::NoMatchedMsg => {
+                self.set_next(nbo);
+                self.commit_if_idle(nbo);
+                Next::After(Duration::ZERO)
+            }
+            PullStatus::OffsetIllegal => {
+                self.on_offset_moved(nbo).await;
+                Next::Stop
+            }
+            _ => Next::After(cfg.pull_delay_when_exception),
+        }
+    }
+
+    fn set_next(&mut self, offset: i64) {
+        self.next_offset = offset;
+        self.pq.set_next_offset(offset);
+    }
+
+    /// Nothing held: the queue is consumed up to `offset` (Java
+    /// `correctTagsOffset`).
+    fn commit_if_idle(&self, offset: i64) {
+        let store = &self.inner.offset_store;
+        let mq = &self.mq;
+        self.pq
+            .commit_if_empty(offset, |o| store.update_offset(mq, o, true));
+    }
+
+    /// PULL_OFFSET_MOVED: the broker says the offset is illegal (deleted,
+    /// beyond the end, or reset by an admin). Drop the process queue, set
+    /// and persist the broker's offset, and let the rebalance recreate the
+    /// queue from it.
+    async fn on_offset_moved(&mut self, nbo: i64) {
+        info!(
+            from = self.next_offset,
+            to = nbo,
+            "offset moved (illegal offset or admin reset); restarting the queue"
+        );
+        self.inner.detach_queue(&self.mq, Some(&self.pq));
+        self.pq.set_dropped();
+        let store = &self.inner.offset_store;
+        store.update_and_freeze_offset(&self.mq, nbo);
+        if let Err(e) = store.persist(&self.mq, PersistMode::Sync).await {
+            warn!(error = %e, "cannot persist the moved offset");
+        }
+        store.remove_offset(&self.mq);
+        self.inner.set_pending_offset(self.mq.clone(), nbo);
+        self.inner.trigger.notify();
+    }
+
+    async fn on_error(&mut self, e: rmq_client_core::Error) -> Next {
+        let cfg = &self.inner.config;
+        match e.response_code() {
+            Some(ResponseCode::FLOW_CONTROL) => {
+                debug!(error = %e, "broker flow control");
+                Next::After(cfg.pull_delay_when_broker_flow_control)
+            }
+            Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
+                debug!(error = %e, "the broker does not know our subscription yet; heartbeat");
+                self.inner.instance.send_heartbeat_now().await;
+                Next::After(cfg.pull_delay_when_exception)
+            }
+            _ => {
+                if !self.cancel.is_cancelled() {
+                    warn!(offset = self.next_offset, error = %e, "pull failed; retrying later");
+                }
+                Next::After(cfg.pull_delay_when_exception)
+            }
+        }
+    }
+}
+
+/// Which flow-control threshold stops the queue's next pull, if any (Java
+/// `pullMessage`'s three checks; size compared in whole MiB like Java).
+/// Unlike Java, the count threshold is a hard limit: pulling stops at the
+/// threshold (not above it) and [`pull_size`] asks for no more than fits.
+pub(crate) fn over_threshold(
+    flow: &FlowState,
+    cfg: &crate::config::PushConsumerConfig,
+) -> Option<&'static str> {
+    if flow.count >= cfg.pull_threshold_for_queue {
+        return Some("message count");
+    }
+    if flow.bytes / (1024 * 1024) > cfg.pull_threshold_size_for_queue_mib {
+        return Some("message size");
+    }
+    if flow.span > cfg.consume_concurrently_max_span {
+        return Some("offset span");
+    }
+    None
+}
+
+/// Messages to ask for: the pull batch size, but no more than the count
+/// threshold leaves room for.
+pub(crate) fn pull_size(flow: &FlowState, cfg: &crate::config::PushConsumerConfig) -> i32 {
+    let room = cfg
+        .pull_threshold_for_queue
+        .saturating_sub(flow.count)
+        .max(1);
+    i32::try_from(room).map_or(cfg.pull_batch_size, |r| r.min(cfg.pull_batch_size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PushConsumerConfig;
+
+    #[test]
+    fn thresholds_like_java() {
+        let cfg = PushConsumerConfig::default();
+        let ok = FlowState {
+            count: 999,
+            bytes: 100 * 1024 * 1024 + 1024 * 1024 - 1,
+            span: 2000,
+        };
+        assert_eq!(over_threshold(&ok, &cfg), None);
+        let count = FlowState { count: 1000, ..ok };
+        assert_eq!(over_threshold(&count, &cfg), Some("message count"));
+        assert_eq!(pull_size(&ok, &cfg), 1);
+        assert_eq!(pull_size(&FlowState { count: 0, ..ok }, &cfg), 32);
+        assert_eq!(pull_size(&FlowState { count: 990, ..ok }, &cfg), 10);
+        assert_eq!(pull_size(&FlowState { count: 5000, ..ok }, &cfg), 1);
+        let size = FlowState {
+            bytes: 101 * 1024 * 1024,
+            ..ok
+        };
+        assert_eq!(over_threshold(&size, &cfg), Some("message size"));
+        let span = FlowState { span: 2001, ..ok };
+        assert_eq!(over_threshold(&span, &cfg), Some("offset span"));
+    }
+}

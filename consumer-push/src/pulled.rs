@@ -1,0 +1,124 @@
+//! What happens to pulled messages before they reach the process queue:
+//! the client-side tag re-check and the retry-topic restoration.
+
+use rmq_protocol::MessageExt;
+use rmq_protocol::body::SubscriptionData;
+use rmq_protocol::message::property;
+
+/// Keeps the messages whose tag the subscription accepts (Java
+/// `PullAPIWrapper.processPullResult`): the broker filters by tag hash
+/// code, so hash collisions let foreign tags through; this compares the
+/// strings. `*` and SQL92 subscriptions keep everything.
+pub(crate) fn filter_by_tags(msgs: &mut Vec<MessageExt>, sub: &SubscriptionData) {
+    if sub.tags_set.is_empty() || sub.class_filter_mode {
+        return;
+    }
+    msgs.retain(|m| sub.matches_tag(m.tags()));
+}
+
+/// Shows retried messages with their original topic (Java
+/// `resetRetryAndNamespace`): a message read from `retry_topic`
+/// (`%RETRY%<group>`) that carries the `RETRY_TOPIC` property gets that
+/// topic back. Queue id and broker name stay those of the retry queue.
+pub(crate) fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
+    if msg.topic != retry_topic {
+        return;
+    }
+    if let Some(original) = msg.property(property::RETRY_TOPIC) {
+        if !original.is_empty() {
+            msg.message.topic = original.to_owned();
+        }
+    }
+}
+
+/// Both steps, in Java's order.
+pub(crate) fn prepare(
+    mut msgs: Vec<MessageExt>,
+    sub: &SubscriptionData,
+    retry_topic: &str,
+) -> Vec<MessageExt> {
+    filter_by_tags(&mut msgs, sub);
+    for msg in &mut msgs {
+        restore_retry_topic(msg, retry_topic);
+    }
+    msgs
+}
+
+#[cfg(test)]
+mod tests {
+    use rmq_protocol::Message;
+    use rmq_protocol::body::ExpressionType;
+
+    use super::*;
+
+    fn msg(topic: &str, tag: Option<&str>) -> MessageExt {
+        let mut m = Message::new(topic, "b");
+        if let Some(t) = tag {
+            m = m.with_tags(t);
+        }
+        MessageExt {
+            message: m,
+            ..MessageExt::default()
+        }
+    }
+
+    #[test]
+    fn tag_recheck_keeps_exact_matches_only() {
+        let sub = SubscriptionData::build("T", "a || b", ExpressionType::Tag, 1);
+        let mut msgs = vec![
+            msg("T", Some("a")),
+            msg("T", Some("c")),
+            msg("T", None),
+            msg("T", Some("b")),
+            msg("T", Some("A")),
+        ];
+        filter_by_tags(&mut msgs, &sub);
+        let tags: Vec<_> = msgs.iter().map(|m| m.tags()).collect();
+        assert_eq!(tags, [Some("a"), Some("b")]);
+    }
+
+    #[test]
+    fn star_and_sql_keep_everything() {
+        for sub in [
+            SubscriptionData::build("T", "*", ExpressionType::Tag, 1),
+            SubscriptionData::build("T", "a > 5", ExpressionType::Sql92, 1),
+        ] {
+            let mut msgs = vec![msg("T", None), msg("T", Some("x"))];
+            filter_by_tags(&mut msgs, &sub);
+            assert_eq!(msgs.len(), 2);
+        }
+    }
+
+    #[test]
+    fn retry_topic_is_restored() {
+        let mut m = msg("%RETRY%G", Some("a"));
+        m.message.set_property(property::RETRY_TOPIC, "orders");
+        m.queue_id = 0;
+        restore_retry_topic(&mut m, "%RETRY%G");
+        assert_eq!(m.topic, "orders");
+        // Only for this group's retry topic.
+        let mut other = msg("%RETRY%H", None);
+        other.message.set_property(property::RETRY_TOPIC, "orders");
+        restore_retry_topic(&mut other, "%RETRY%G");
+        assert_eq!(other.topic, "%RETRY%H");
+        // Without the property nothing changes.
+        let mut bare = msg("%RETRY%G", None);
+        restore_retry_topic(&mut bare, "%RETRY%G");
+        assert_eq!(bare.topic, "%RETRY%G");
+        // A normal message with a stale property keeps its topic.
+        let mut normal = msg("orders", None);
+        normal.message.set_property(property::RETRY_TOPIC, "x");
+        restore_retry_topic(&mut normal, "%RETRY%G");
+        assert_eq!(normal.topic, "orders");
+    }
+
+    #[test]
+    fn prepare_filters_then_restores() {
+        let sub = SubscriptionData::build("%RETRY%G", "*", ExpressionType::Tag, 1);
+        let mut m = msg("%RETRY%G", None);
+        m.message.set_property(property::RETRY_TOPIC, "orders");
+        let out = prepare(vec![m], &sub, "%RETRY%G");
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].topic, "orders");
+    }
+}

@@ -1,0 +1,176 @@
+//! The rebalance loop (Java `RebalanceService` + `RebalanceImpl` +
+//! `RebalancePushImpl`): on each trigger, for each subscribed topic,
+//! allocate → diff against the held queues → drop removed queues, create
+//! added ones, and tell the brokers (heartbeat) when the assignment
+//! changed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmq_protocol::MessageQueue;
+use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use crate::consumer::{Held, Inner, now_ms};
+use crate::process_queue::ProcessQueue;
+use crate::{pull_loop, start_offset};
+
+/// Minimum spacing of two rebalances (Java
+/// `rocketmq.client.rebalance.minInterval`).
+const MIN_REBALANCE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The trigger for a consumer rebalancing every `interval`.
+pub(crate) fn trigger(interval: Duration) -> RebalanceTrigger {
+    RebalanceTrigger::with_intervals(interval, MIN_REBALANCE_INTERVAL)
+}
+
+/// Spawns the rebalance loop. The caller ran the first rebalance.
+pub(crate) fn spawn(inner: &Arc<Inner>) {
+    let task_inner = inner.clone();
+    let span = info_span!("rebalance", group = %inner.config.group);
+    inner.tasks.spawn(
+        async move {
+            let inner = task_inner;
+            loop {
+                tokio::select! {
+                    () = inner.trigger.wait() => {}
+                    () = inner.stop_pull.cancelled() => break,
+                }
+                // Not cancelled half-way by shutdown (a dropped queue must
+                // be persisted); every call in it has a timeout.
+                tokio::select! {
+                    () = rebalance_once(&inner) => {}
+                    () = inner.abort.cancelled() => break,
+                }
+            }
+        }
+        .instrument(span),
+    );
+}
+
+/// One rebalance of every subscribed topic.
+pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
+    let rebalancer = Rebalancer::new(
+        inner.instance.clone(),
+        inner.config.group.clone(),
+        inner.model(),
+        inner.config.allocate_strategy.clone(),
+    );
+    for topic in inner.subscriptions.topics() {
+        if inner.stop_pull.is_cancelled() {
+            return;
+        }
+        match rebalancer.allocate(&topic).await {
+            Ok(Some(assigned)) => apply(inner, &topic, assigned).await,
+            Ok(None) => {}
+            Err(e) => {
+                warn!(topic, error = %e, "rebalance of the topic failed; retrying at the next one")
+            }
+        }
+    }
+}
+
+/// Applies a topic's new assignment (Java
+/// `updateProcessQueueTableInRebalance` + `messageQueueChanged`).
+async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
+    let held = inner.held_pqs(Some(topic));
+    let now = Instant::now();
+    let held_mqs: Vec<MessageQueue> = held.iter().map(|(mq, _)| mq.clone()).collect();
+    let d = diff(&held_mqs, &assigned);
+    let mut removed = d.removed;
+    let mut added = d.added;
+    // A held queue whose pull loop is stuck is dropped and recreated.
+    for (mq, pq) in &held {
+        if assigned.contains(mq) && pq.is_pull_expired(now, inner.config.pull_max_idle_time) {
+            warn!(queue = %mq, "the queue has not pulled for too long; recreating it");
+            removed.push(mq.clone());
+            added.push(mq.clone());
+        }
+    }
+    inner.retain_pending(topic, &assigned);
+    let mut changed = false;
+    for mq in &removed {
+        inner.drop_queue(mq).await;
+        info!(queue = %mq, "queue dropped by rebalance");
+        changed = true;
+    }
+    let mut started = Vec::new();
+    for mq in added {
+        if inner.stop_pull.is_cancelled() {
+            break;
+        }
+        // Java removeDirtyOffset: the store is the truth for a new queue.
+        inner.offset_store.remove_offset(&mq);
+        let offset = match start_offset::compute(inner, &mq).await {
+            Ok(o) => o,
+            Err(e) => {
+                warn!(queue = %mq, error = %e, "cannot compute the start offset; retrying at the next rebalance");
+                continue;
+            }
+        };
+        let pq = Arc::new(ProcessQueue::new(Instant::now()));
+        pq.set_next_offset(offset);
+        let cancel = inner.stop_pull.child_token();
+        let held = Held {
+            pq: pq.clone(),
+            cancel: cancel.clone(),
+        };
+        if inner.insert_queue(mq.clone(), held) {
+            info!(queue = %mq, offset, "queue added by rebalance");
+            started.push((mq, pq, offset, cancel));
+            changed = true;
+        }
+    }
+    if changed {
+        announce(inner, topic).await;
+    }
+    for (mq, pq, offset, cancel) in started {
+        pull_loop::spawn(inner, mq, pq, offset, cancel);
+    }
+}
+
+/// The assignment of `topic` changed: bump its `subVersion` and heartbeat
+/// at once (Java `messageQueueChanged`), then let pulls use the new version.
+async fn announce(inner: &Inner, topic: &str) {
+    let Some(version) = inner.subscriptions.bump_version(topic, now_ms()) else {
+        return;
+    };
+    inner.instance.send_heartbeat_now().await;
+    inner.subscriptions.confirm_version(topic, version);
+    debug!(topic, version, "subscription version announced");
+}
+
+/// Applies an offset reset requested by the broker
+/// (RESET_CONSUMER_CLIENT_OFFSET, Java `resetOffset`): for every held queue
+/// of `topic` listed, drop it, store and persist the new offset, and let
+/// the rebalance recreate it from there.
+pub(crate) fn spawn_reset(inner: &Arc<Inner>, topic: String, offsets: Vec<(MessageQueue, i64)>) {
+    let task_inner = inner.clone();
+    inner.tasks.spawn(async move {
+        let inner = task_inner;
+        if inner.stop_pull.is_cancelled() {
+            return;
+        }
+        let mut any = false;
+        for (mq, offset) in offsets {
+            if mq.topic != topic || inner.detach_queue(&mq, None).is_none() {
+                continue;
+            }
+            info!(queue = %mq, offset, "offset reset by the broker");
+            let store = &inner.offset_store;
+            store.update_and_freeze_offset(&mq, offset);
+            if let Err(e) = store
+                .persist(&mq, rmq_offset_store::PersistMode::Sync)
+                .await
+            {
+                warn!(queue = %mq, error = %e, "cannot persist the reset offset");
+            }
+            store.remove_offset(&mq);
+            inner.set_pending_offset(mq, offset);
+            any = true;
+        }
+        if any {
+            inner.trigger.notify();
+        }
+    });
+}

@@ -1,0 +1,122 @@
+//! Where a newly assigned queue starts (Java
+//! `RebalancePushImpl.computePullFromWhereWithException`).
+
+use std::time::UNIX_EPOCH;
+
+use rmq_client_core::ClientInstance;
+use rmq_offset_store::ReadOffsetType;
+use rmq_protocol::MessageQueue;
+use rmq_protocol::header::BoundaryType;
+
+use crate::config::ConsumeFrom;
+use crate::consumer::Inner;
+use crate::error::{Error, Result};
+
+/// What to ask the broker when the store has no offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fallback {
+    /// Start at this offset.
+    At(i64),
+    /// Start at the queue's max offset (GET_MAX_OFFSET).
+    MaxOffset,
+    /// Start at the offset of this time (SEARCH_OFFSET_BY_TIMESTAMP, ms).
+    Search(i64),
+}
+
+/// The Java rules for a queue the store has no offset for.
+pub(crate) fn fallback(from: ConsumeFrom, is_retry_topic: bool) -> Fallback {
+    match from {
+        ConsumeFrom::LastOffset if is_retry_topic => Fallback::At(0),
+        ConsumeFrom::LastOffset => Fallback::MaxOffset,
+        ConsumeFrom::FirstOffset => Fallback::At(0),
+        ConsumeFrom::Timestamp(_) if is_retry_topic => Fallback::MaxOffset,
+        ConsumeFrom::Timestamp(t) => {
+            let ms = t
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            Fallback::Search(ms)
+        }
+    }
+}
+
+/// The start offset of `mq`: a restart offset recorded by OFFSET_MOVED or
+/// a reset; else the stored offset (broker or file); else
+/// [`fallback`].
+pub(crate) async fn compute(inner: &Inner, mq: &MessageQueue) -> Result<i64> {
+    if let Some(offset) = inner.take_pending_offset(mq) {
+        inner.offset_store.update_offset(mq, offset, false);
+        return Ok(offset);
+    }
+    let wrap = |e: Error| Error::StartOffset {
+        queue: mq.clone(),
+        source: Box::new(e),
+    };
+    let stored = inner
+        .offset_store
+        .read_offset(mq, ReadOffsetType::ReadFromStore)
+        .await
+        .map_err(|e| wrap(e.into()))?;
+    if let Some(offset) = stored.filter(|o| *o >= 0) {
+        return Ok(offset);
+    }
+    let is_retry = mq.topic == inner.retry_topic;
+    match fallback(inner.config.consume_from, is_retry) {
+        Fallback::At(offset) => Ok(offset),
+        Fallback::MaxOffset => max_offset(&inner.instance, mq).await.map_err(wrap),
+        Fallback::Search(ms) => search_offset(&inner.instance, mq, ms).await.map_err(wrap),
+    }
+}
+
+/// The master address of the queue's broker, refreshing the route once.
+async fn master_addr(instance: &ClientInstance, mq: &MessageQueue) -> Result<String> {
+    if let Some(addr) = instance.find_broker_addr_in_publish(&mq.broker_name) {
+        return Ok(addr);
+    }
+    instance.refresh_route(&mq.topic).await?;
+    instance
+        .find_broker_addr_in_publish(&mq.broker_name)
+        .ok_or_else(|| Error::BrokerNotFound {
+            broker_name: mq.broker_name.clone(),
+        })
+}
+
+async fn max_offset(instance: &ClientInstance, mq: &MessageQueue) -> Result<i64> {
+    let addr = master_addr(instance, mq).await?;
+    Ok(instance
+        .get_max_offset(&addr, &mq.topic, mq.queue_id, Some(&mq.broker_name))
+        .await?)
+}
+
+async fn search_offset(instance: &ClientInstance, mq: &MessageQueue, ms: i64) -> Result<i64> {
+    let addr = master_addr(instance, mq).await?;
+    Ok(instance
+        .search_offset(&addr, &mq.topic, mq.queue_id, ms, BoundaryType::Lower)
+        .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    #[test]
+    fn java_rules() {
+        assert_eq!(
+            fallback(ConsumeFrom::LastOffset, false),
+            Fallback::MaxOffset
+        );
+        assert_eq!(fallback(ConsumeFrom::LastOffset, true), Fallback::At(0));
+        assert_eq!(fallback(ConsumeFrom::FirstOffset, false), Fallback::At(0));
+        assert_eq!(fallback(ConsumeFrom::FirstOffset, true), Fallback::At(0));
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(
+            fallback(ConsumeFrom::Timestamp(t), false),
+            Fallback::Search(1_700_000_000_123)
+        );
+        assert_eq!(
+            fallback(ConsumeFrom::Timestamp(t), true),
+            Fallback::MaxOffset
+        );
+    }
+}

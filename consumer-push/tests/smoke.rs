@@ -1,0 +1,475 @@
+//! Smoke test against the real broker: 1 000 messages over 4 queues are
+//! consumed exactly once; after shutdown the broker's committed offsets
+//! equal the queues' max offsets and no task of the consumer is left.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmq_consumer_push::{ConsumeFrom, ConsumeResult, PushConsumer, listener_fn};
+use rmq_producer::{Message, Producer};
+use rmq_protocol::header::{
+    GetMaxOffsetRequestHeader, OffsetResponseHeader, QueryConsumerOffsetRequestHeader,
+};
+use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_remoting::{ClientOptions, RemotingClient};
+
+const TEST_TIMEOUT: Duration = Duration::from_secs(300);
+const MESSAGES: usize = 1000;
+const QUEUES: i32 = 4;
+
+async fn within<F: Future>(limit: Duration, fut: F) -> F::Output {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(v) => v,
+        Err(_) => panic!("test did not finish within {limit:?}"),
+    }
+}
+
+async fn offset_call(remoting: &RemotingClient, addr: &str, request: RemotingCommand) -> i64 {
+    let response = remoting
+        .invoke(addr, request, Duration::from_secs(5))
+        .await
+        .expect("offset call");
+    assert_eq!(
+        response.response_code(),
+        ResponseCode::SUCCESS,
+        "offset call answered {:?} {:?}",
+        response.response_code(),
+        response.remark
+    );
+    let h: OffsetResponseHeader = response.decode_header().expect("offset header");
+    h.offset
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousand_messages_over_four_queues_consumed_once() {
+    within(TEST_TIMEOUT, async {
+        let broker = rmq_testkit::broker().await;
+        let ns = broker.namesrv_addr.clone();
+        let remoting = RemotingClient::new(ClientOptions::default());
+        let topic = rmq_testkit::unique_name("cp_smoke");
+        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, QUEUES)
+            .await
+            .expect("create topic");
+
+        let producer = Producer::builder()
+            .group(rmq_testkit::unique_name("pg"))
+            .namesrv_addr(ns.clone())
+            .start()
+            .await
+            .expect("producer starts");
+        for i in 0..MESSAGES {
+            producer
+                .send(Message::new(topic.as_str(), format!("m-{i}")))
+                .await
+                .expect("send");
+        }
+        producer.shutdown().await;
+
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let baseline = metrics.num_alive_tasks();
+
+        let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let sink = seen.clone();
+        let group = rmq_testkit::unique_name("cg");
+        let consumer = PushConsumer::builder()
+            .group(group.as_str())
+            .namesrv_addr(ns.clone())
+            .consume_from(ConsumeFrom::FirstOffset)
+            .subscribe(topic.as_str(), "*")
+            .start(listener_fn(move |msgs, _ctx| {
+                let sink = sink.clone();
+                Box::pin(async move {
+                    let mut seen = sink.lock().unwrap();
+                    for m in msgs {
+                        let body = String::from_utf8_lossy(&m.body).into_owned();
+                        *seen.entry(body).or_default() += 1;
+                    }
+                    ConsumeResult::Success
+                })
+            }))
+            .await
+            .expect("consumer starts");
+        assert_eq!(
+            consumer
+                .inspect()
+                .iter()
+                .filter(|s| s.queue.topic == topic)
+                .count(),
+            usize::try_from(QUEUES).unwrap(),
+            "all queues assigned at start: {:?}",
+            consumer.inspect()
+        );
+
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let n = seen.lock().unwrap().len();
+            if n == MESSAGES {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "only {n} of {MESSAGES} consumed; queues: {:#?}",
+                consumer.inspect()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Give duplicates a chance to show up, then wait for the commits.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        for snap in consumer.inspect() {
+            assert_eq!(snap.count, 0, "{snap:?}");
+        }
+        consumer.shutdown().await.expect("shutdown");
+        consumer
+            .shutdown()
+            .await
+            .expect("second shutdown is a no-op");
+        assert!(consumer.is_shutdown());
+
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), MESSAGES);
+        let dups: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
+        assert!(dups.is_empty(), "consumed more than once: {dups:?}");
+        for i in 0..MESSAGES {
+            assert!(seen.contains_key(&format!("m-{i}")), "m-{i} missing");
+        }
+
+        for queue_id in 0..QUEUES {
+            let max = offset_call(
+                &remoting,
+                &broker.broker_addr,
+                RemotingCommand::request(
+                    RequestCode::GET_MAX_OFFSET,
+                    &GetMaxOffsetRequestHeader {
+                        topic: topic.clone(),
+                        queue_id,
+                        committed: Some(true),
+                        broker_name: Some(broker.broker_name.clone()),
+                    },
+                ),
+            )
+            .await;
+            let committed = offset_call(
+                &remoting,
+                &broker.broker_addr,
+                RemotingCommand::request(
+                    RequestCode::QUERY_CONSUMER_OFFSET,
+                    &QueryConsumerOffsetRequestHeader {
+                        consumer_group: group.clone(),
+                        topic: topic.clone(),
+                        queue_id,
+                        set_zero_if_not_found: None,
+                        broker_name: Some(broker.broker_name.clone()),
+                    },
+                ),
+            )
+            .await;
+            assert!(max > 0, "queue {queue_id} got messages");
+            assert_eq!(committed, max, "queue {queue_id}: committed offset");
+        }
+
+        // No task of the consumer outlives shutdown.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while metrics.num_alive_tasks() > baseline {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} tasks alive after shutdown, {baseline} before start",
+                metrics.num_alive_tasks()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        remoting.shutdown().await;
+    })
+    .await;
+}
+
+/// Every 10th message fails its first delivery (one of them by panicking):
+/// each comes back once through `%RETRY%<group>`, with reconsume times 1
+/// and its original topic; nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_messages_come_back_once_via_retry() {
+    within(TEST_TIMEOUT, async {
+        const N: usize = 50;
+        let broker = rmq_testkit::broker().await;
+        let ns = broker.namesrv_addr.clone();
+        let remoting = RemotingClient::new(ClientOptions::default());
+        let topic = rmq_testkit::unique_name("cp_retry");
+        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, 2)
+            .await
+            .expect("create topic");
+        let producer = Producer::builder()
+            .group(rmq_testkit::unique_name("pg"))
+            .namesrv_addr(ns.clone())
+            .start()
+            .await
+            .expect("producer starts");
+        for i in 0..N {
+            producer
+                .send(Message::new(topic.as_str(), format!("{i}")))
+                .await
+                .expect("send");
+        }
+        producer.shutdown().await;
+
+        // body → (topic, reconsume_times) of every delivery
+        type Log = Arc<Mutex<HashMap<usize, Vec<(String, i32)>>>>;
+        let log: Log = Arc::default();
+        let sink = log.clone();
+        let consumer = PushConsumer::builder()
+            .group(rmq_testkit::unique_name("cg"))
+            .namesrv_addr(ns.clone())
+            .consume_from(ConsumeFrom::FirstOffset)
+            .subscribe(topic.as_str(), "*")
+            .start(listener_fn(move |msgs, _ctx| {
+                let sink = sink.clone();
+                Box::pin(async move {
+                    let mut fail = false;
+                    let mut explode = false;
+                    {
+                        let mut log = sink.lock().unwrap();
+                        for m in msgs {
+                            let i: usize = String::from_utf8_lossy(&m.body).parse().unwrap();
+                            let deliveries = log.entry(i).or_default();
+                            deliveries.push((m.topic.clone(), m.reconsume_times));
+                            if i % 10 == 0 && deliveries.len() == 1 {
+                                fail = true;
+                                explode = i == 20;
+                            }
+                        }
+                    }
+                    assert!(!explode, "listener panics on purpose");
+                    if fail {
+                        ConsumeResult::ReconsumeLater
+                    } else {
+                        ConsumeResult::Success
+                    }
+                })
+            }))
+            .await
+            .expect("consumer starts");
+
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let total: usize = log.lock().unwrap().values().map(Vec::len).sum();
+            if total >= N + N / 10 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{total} deliveries so far; queues: {:#?}",
+                consumer.inspect()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        consumer.shutdown().await.expect("shutdown");
+
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log.len(), N, "every message delivered");
+        for (i, deliveries) in &log {
+            if i % 10 == 0 {
+                assert_eq!(
+                    deliveries,
+                    &vec![(topic.clone(), 0), (topic.clone(), 1)],
+                    "message {i}"
+                );
+            } else {
+                assert_eq!(deliveries, &vec![(topic.clone(), 0)], "message {i}");
+            }
+        }
+        remoting.shutdown().await;
+    })
+    .await;
+}
+
+/// A listener that never returns: shutdown waits the configured time, then
+/// abandons it; nothing stays running and the stuck message stays
+/// uncommitted (the committed offset does not pass it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_abandons_stuck_listener_calls() {
+    within(TEST_TIMEOUT, async {
+        let broker = rmq_testkit::broker().await;
+        let ns = broker.namesrv_addr.clone();
+        let remoting = RemotingClient::new(ClientOptions::default());
+        let topic = rmq_testkit::unique_name("cp_stuck");
+        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, 1)
+            .await
+            .expect("create topic");
+        let producer = Producer::builder()
+            .group(rmq_testkit::unique_name("pg"))
+            .namesrv_addr(ns.clone())
+            .start()
+            .await
+            .expect("producer starts");
+        for i in 0..5 {
+            producer
+                .send(Message::new(topic.as_str(), format!("{i}")))
+                .await
+                .expect("send");
+        }
+        producer.shutdown().await;
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let baseline = metrics.num_alive_tasks();
+
+        let group = rmq_testkit::unique_name("cg");
+        let consumer = PushConsumer::builder()
+            .group(group.as_str())
+            .namesrv_addr(ns.clone())
+            .consume_from(ConsumeFrom::FirstOffset)
+            .subscribe(topic.as_str(), "*")
+            .shutdown_await_timeout(Duration::from_millis(500))
+            .start(listener_fn(|msgs, _ctx| {
+                let stuck = msgs.first().is_some_and(|m| &m.body[..] == b"2");
+                Box::pin(async move {
+                    if stuck {
+                        std::future::pending::<()>().await;
+                    }
+                    ConsumeResult::Success
+                })
+            }))
+            .await
+            .expect("consumer starts");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let snaps: Vec<_> = consumer
+                .inspect()
+                .into_iter()
+                .filter(|s| s.queue.topic == topic)
+                .collect();
+            if snaps.len() == 1 && snaps[0].count == 1 && snaps[0].committed_offset == Some(2) {
+                assert_eq!(snaps[0].in_flight, 1);
+                assert_eq!(snaps[0].min_offset, Some(2));
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{snaps:#?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let started = tokio::time::Instant::now();
+        consumer.shutdown().await.expect("shutdown");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(500),
+            "waited for the listener: {took:?}"
+        );
+        assert!(took < Duration::from_secs(10), "bounded: {took:?}");
+        let committed = offset_call(
+            &remoting,
+            &broker.broker_addr,
+            RemotingCommand::request(
+                RequestCode::QUERY_CONSUMER_OFFSET,
+                &QueryConsumerOffsetRequestHeader {
+                    consumer_group: group.clone(),
+                    topic: topic.clone(),
+                    queue_id: 0,
+                    set_zero_if_not_found: None,
+                    broker_name: Some(broker.broker_name.clone()),
+                },
+            ),
+        )
+        .await;
+        assert_eq!(committed, 2, "the stuck message is not committed");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while metrics.num_alive_tasks() > baseline {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} tasks alive after shutdown, {baseline} before start",
+                metrics.num_alive_tasks()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        remoting.shutdown().await;
+    })
+    .await;
+}
+
+/// Broadcasting: two consumers of one group (distinct instance names) each
+/// get every message; offsets go to the local files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broadcasting_delivers_everything_to_every_member() {
+    use rmq_consumer_push::{ClientConfig, MessageModel};
+    within(TEST_TIMEOUT, async {
+        const N: usize = 20;
+        let broker = rmq_testkit::broker().await;
+        let ns = broker.namesrv_addr.clone();
+        let remoting = RemotingClient::new(ClientOptions::default());
+        let topic = rmq_testkit::unique_name("cp_bcast");
+        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, 2)
+            .await
+            .expect("create topic");
+        let group = rmq_testkit::unique_name("cg");
+        let dir = std::env::temp_dir().join(rmq_testkit::unique_name("cp_offsets"));
+        let mut consumers = Vec::new();
+        let mut logs = Vec::new();
+        for name in ["b1", "b2"] {
+            let log: Arc<Mutex<Vec<String>>> = Arc::default();
+            let sink = log.clone();
+            let client = ClientConfig::builder()
+                .namesrv_addr(ns.clone())
+                .instance_name(format!("{name}_{group}"))
+                .build()
+                .expect("client config");
+            let c = PushConsumer::builder()
+                .group(group.as_str())
+                .client_config(client)
+                .message_model(MessageModel::Broadcasting)
+                .offset_store_dir(&dir)
+                .subscribe(topic.as_str(), "*")
+                .start(listener_fn(move |msgs, _ctx| {
+                    let sink = sink.clone();
+                    Box::pin(async move {
+                        let mut log = sink.lock().unwrap();
+                        log.extend(
+                            msgs.iter()
+                                .map(|m| String::from_utf8_lossy(&m.body).into_owned()),
+                        );
+                        ConsumeResult::Success
+                    })
+                }))
+                .await
+                .expect("consumer starts");
+            assert_eq!(
+                c.inspect().len(),
+                2,
+                "broadcasting: every queue, no retry topic"
+            );
+            consumers.push(c);
+            logs.push(log);
+        }
+        let producer = Producer::builder()
+            .group(rmq_testkit::unique_name("pg"))
+            .namesrv_addr(ns.clone())
+            .start()
+            .await
+            .expect("producer starts");
+        for i in 0..N {
+            producer
+                .send(Message::new(topic.as_str(), format!("{i}")))
+                .await
+                .expect("send");
+        }
+        producer.shutdown().await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while logs.iter().any(|l| l.lock().unwrap().len() < N) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "not everything delivered"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        for c in &consumers {
+            c.shutdown().await.expect("shutdown");
+        }
+        for log in &logs {
+            let mut got = log.lock().unwrap().clone();
+            got.sort_by_key(|s| s.parse::<usize>().unwrap());
+            let want: Vec<String> = (0..N).map(|i| i.to_string()).collect();
+            assert_eq!(got, want);
+        }
+        let files = std::fs::read_dir(&dir).expect("offset dir").count();
+        assert_eq!(files, 2, "one offset directory per client id");
+        std::fs::remove_dir_all(&dir).ok();
+        remoting.shutdown().await;
+    })
+    .await;
+}
