@@ -9,9 +9,10 @@ use rmq_protocol::body::{ExpressionType, MessageModel};
 use rmq_rebalance::AllocateStrategy;
 
 use crate::config::{ConsumeFrom, PushConsumerConfig, Subscription};
-use crate::consumer::{Inner, PushConsumer};
+use crate::consumer::{Inner, Listener, PushConsumer};
 use crate::error::Result;
 use crate::listener::MessageListener;
+use crate::listener_orderly::OrderlyListener;
 
 /// Builds and starts a [`PushConsumer`]. Every setter documents its Java
 /// name and default; [`start`](Self::start) validates everything first.
@@ -181,8 +182,11 @@ impl PushConsumerBuilder {
         self
     }
 
-    /// Failed redeliveries before the broker moves a message to
-    /// `%DLQ%<group>` (Java `maxReconsumeTimes`). −1 means 16. Default: −1.
+    /// Failed redeliveries before a message goes to `%DLQ%<group>` (Java
+    /// `maxReconsumeTimes`). −1 means 16 for concurrent consumption and
+    /// unlimited (`i32::MAX`, Java's orderly default) for orderly
+    /// consumption, where suspended messages are counted locally.
+    /// Default: −1.
     pub fn max_reconsume_times(mut self, times: i32) -> Self {
         self.config.max_reconsume_times = times;
         self
@@ -256,6 +260,35 @@ impl PushConsumerBuilder {
         self
     }
 
+    /// Orderly: how long a queue pauses after its listener returned
+    /// [`SuspendCurrentQueueAMoment`](crate::OrderlyResult::SuspendCurrentQueueAMoment)
+    /// or [`Rollback`](crate::OrderlyResult::Rollback) — the default of
+    /// [`OrderlyContext::suspend_current_queue_time`](crate::OrderlyContext::suspend_current_queue_time)
+    /// (Java `suspendCurrentQueueTimeMillis`). 10 ms ..= 30 s. Default: 1 s.
+    pub fn suspend_current_queue_time(mut self, time: Duration) -> Self {
+        self.config.suspend_current_queue_time = time;
+        self
+    }
+
+    /// Orderly, clustering: how often the broker locks of the assigned
+    /// queues are renewed (Java system property
+    /// `rocketmq.client.rebalance.lockInterval`). Must be shorter than
+    /// [`lock_lease`](Self::lock_lease). Default: 20 s.
+    pub fn lock_renew_interval(mut self, interval: Duration) -> Self {
+        self.config.lock_renew_interval = interval;
+        self
+    }
+
+    /// Orderly, clustering: a queue whose broker lock was not confirmed for
+    /// this long stops being consumed until it is locked again (Java system
+    /// property `rocketmq.client.rebalance.lockMaxLiveTime`). Must be
+    /// longer than the renew interval and shorter than the broker's 60 s
+    /// lock lease. Default: 30 s.
+    pub fn lock_lease(mut self, lease: Duration) -> Self {
+        self.config.lock_lease = lease;
+        self
+    }
+
     /// Root directory of the broadcasting offset files (Java
     /// `rocketmq.client.localOffsetStoreDir`). Default: `RMQ_OFFSET_STORE_DIR`,
     /// else `~/.rocketmq_offsets`.
@@ -301,14 +334,53 @@ impl PushConsumerBuilder {
     /// # Errors
     ///
     /// As [`start`](Self::start).
-    pub async fn start_arc(self, listener: Arc<dyn MessageListener>) -> Result<PushConsumer> {
+    pub async fn start_arc(mut self, listener: Arc<dyn MessageListener>) -> Result<PushConsumer> {
+        self.config.orderly = false;
         self.config.validate()?;
-        let client = match (self.client, self.namesrv_addrs) {
+        let client = self.take_client_config()?;
+        Inner::start(self.config, client, Listener::Concurrent(listener)).await
+    }
+
+    /// Like [`start`](Self::start), with an orderly listener: every queue is
+    /// consumed in offset order, one listener call at a time, and — in
+    /// clustering mode — only while this client holds the queue's broker
+    /// lock (Java `registerMessageListener(MessageListenerOrderly)`).
+    ///
+    /// A suspended call gets the same messages again after the suspend time
+    /// ([`suspend_current_queue_time`](Self::suspend_current_queue_time),
+    /// 1 s) before anything later of its queue; after
+    /// [`max_reconsume_times`](Self::max_reconsume_times) suspensions
+    /// (default unlimited) a message goes to `%DLQ%<group>`. The offset
+    /// moves only past consumed messages.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub async fn start_orderly(self, listener: impl OrderlyListener) -> Result<PushConsumer> {
+        self.start_orderly_arc(Arc::new(listener)).await
+    }
+
+    /// [`start_orderly`](Self::start_orderly) with a shared listener.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub async fn start_orderly_arc(
+        mut self,
+        listener: Arc<dyn OrderlyListener>,
+    ) -> Result<PushConsumer> {
+        self.config.orderly = true;
+        self.config.validate()?;
+        let client = self.take_client_config()?;
+        Inner::start(self.config, client, Listener::Orderly(listener)).await
+    }
+
+    fn take_client_config(&mut self) -> Result<ClientConfig> {
+        Ok(match (self.client.take(), self.namesrv_addrs.take()) {
             (Some(c), _) => c,
             (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
             (None, None) => ClientConfig::builder().build()?,
-        };
-        Inner::start(self.config, client, listener).await
+        })
     }
 }
 
@@ -345,7 +417,10 @@ mod tests {
             .rebalance_interval(Duration::from_secs(2))
             .pull_max_idle_time(Duration::from_secs(9))
             .shutdown_await_timeout(Duration::from_secs(1))
-            .offset_store_dir("/tmp/x");
+            .offset_store_dir("/tmp/x")
+            .suspend_current_queue_time(Duration::from_millis(300))
+            .lock_renew_interval(Duration::from_secs(2))
+            .lock_lease(Duration::from_secs(5));
         assert!(b.validate().is_ok());
         let c = b.config();
         assert_eq!(c.group(), "G");
@@ -380,6 +455,10 @@ mod tests {
         assert_eq!(c.pull_max_idle_time(), Duration::from_secs(9));
         assert_eq!(c.shutdown_await_timeout(), Duration::from_secs(1));
         assert_eq!(c.offset_store_dir(), Some(std::path::Path::new("/tmp/x")));
+        assert_eq!(c.suspend_current_queue_time(), Duration::from_millis(300));
+        assert_eq!(c.lock_renew_interval(), Duration::from_secs(2));
+        assert_eq!(c.lock_lease(), Duration::from_secs(5));
+        assert!(!c.is_orderly());
     }
 
     #[tokio::test]

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rmq_protocol::body::{ConsumeFromWhere, ExpressionType, MessageModel};
-use rmq_rebalance::{AllocateAveragely, AllocateStrategy};
+use rmq_rebalance::{
+    AllocateAveragely, AllocateStrategy, BROKER_LOCK_LEASE, DEFAULT_LOCK_LEASE,
+    DEFAULT_LOCK_RENEW_INTERVAL,
+};
 
 use crate::error::{Error, Result};
 
@@ -108,6 +111,11 @@ pub struct PushConsumerConfig {
     pub(crate) pull_max_idle_time: Duration,
     pub(crate) shutdown_await_timeout: Duration,
     pub(crate) offset_store_dir: Option<PathBuf>,
+    /// Set by `start_orderly`: the consumer runs the orderly service.
+    pub(crate) orderly: bool,
+    pub(crate) suspend_current_queue_time: Duration,
+    pub(crate) lock_renew_interval: Duration,
+    pub(crate) lock_lease: Duration,
 }
 
 impl Default for PushConsumerConfig {
@@ -136,6 +144,10 @@ impl Default for PushConsumerConfig {
             pull_max_idle_time: Duration::from_secs(120),
             shutdown_await_timeout: Duration::from_secs(30),
             offset_store_dir: None,
+            orderly: false,
+            suspend_current_queue_time: Duration::from_secs(1),
+            lock_renew_interval: DEFAULT_LOCK_RENEW_INTERVAL,
+            lock_lease: DEFAULT_LOCK_LEASE,
         }
     }
 }
@@ -213,21 +225,52 @@ impl PushConsumerConfig {
     }
 
     /// The configured max reconsume times (Java `maxReconsumeTimes`):
-    /// after this many failed redeliveries the broker moves the message to
-    /// `%DLQ%<group>`. Default: −1, meaning 16 (see
+    /// after this many failed redeliveries the message goes to
+    /// `%DLQ%<group>`. Default: −1, meaning 16 for concurrent and unlimited
+    /// for orderly consumption (see
     /// [`effective_max_reconsume_times`](Self::effective_max_reconsume_times)).
     pub fn max_reconsume_times(&self) -> i32 {
         self.max_reconsume_times
     }
 
-    /// The max reconsume times sent to the broker: −1 resolves to 16 for
-    /// concurrent consumption (Java `getMaxReconsumeTimes`).
+    /// The max reconsume times in force: −1 resolves to 16 for
+    /// concurrent consumption and to `i32::MAX` (unlimited) for orderly
+    /// consumption (Java `getMaxReconsumeTimes` of each consume service).
     pub fn effective_max_reconsume_times(&self) -> i32 {
-        if self.max_reconsume_times == -1 {
-            16
-        } else {
-            self.max_reconsume_times
+        match (self.max_reconsume_times, self.orderly) {
+            (-1, false) => 16,
+            (-1, true) => i32::MAX,
+            (n, _) => n,
         }
+    }
+
+    /// Whether the consumer is orderly (started with
+    /// [`start_orderly`](crate::PushConsumerBuilder::start_orderly)).
+    pub fn is_orderly(&self) -> bool {
+        self.orderly
+    }
+
+    /// Orderly: how long a queue pauses after its listener asked to
+    /// suspend it (Java `suspendCurrentQueueTimeMillis`); the default of
+    /// each call's [`OrderlyContext`](crate::OrderlyContext). 10 ms ..= 30 s.
+    /// Default: 1 s.
+    pub fn suspend_current_queue_time(&self) -> Duration {
+        self.suspend_current_queue_time
+    }
+
+    /// Orderly, clustering: how often the broker locks of the assigned
+    /// queues are renewed (Java `rocketmq.client.rebalance.lockInterval`).
+    /// Default: 20 s.
+    pub fn lock_renew_interval(&self) -> Duration {
+        self.lock_renew_interval
+    }
+
+    /// Orderly, clustering: a queue whose lock was not confirmed for this
+    /// long is not consumed until it is locked again (Java
+    /// `rocketmq.client.rebalance.lockMaxLiveTime`). Must exceed the renew
+    /// interval and stay below the broker's 60 s lease. Default: 30 s.
+    pub fn lock_lease(&self) -> Duration {
+        self.lock_lease
     }
 
     /// A listener call taking longer than this is abandoned (its future
@@ -381,6 +424,25 @@ impl PushConsumerConfig {
                 return Err(config(format!("{name} must be greater than zero")));
             }
         }
+        if !(crate::listener_orderly::MIN_SUSPEND..=crate::listener_orderly::MAX_SUSPEND)
+            .contains(&self.suspend_current_queue_time)
+        {
+            return Err(config(format!(
+                "suspend_current_queue_time is {:?}; it must be between 10 ms and 30 s (default 1 s)",
+                self.suspend_current_queue_time
+            )));
+        }
+        if self.lock_renew_interval.is_zero()
+            || self.lock_lease <= self.lock_renew_interval
+            || self.lock_lease >= BROKER_LOCK_LEASE
+        {
+            return Err(config(format!(
+                "lock_renew_interval is {:?} and lock_lease {:?}: the renew interval must be \
+                 greater than zero and shorter than the lease, and the lease shorter than the \
+                 broker's 60 s (defaults 20 s and 30 s)",
+                self.lock_renew_interval, self.lock_lease
+            )));
+        }
         if self.suspend_timeout > Duration::from_secs(60) {
             return Err(config(format!(
                 "suspend_timeout is {:?}; keep it at most 60 s (default 15 s)",
@@ -481,6 +543,15 @@ mod tests {
         assert_eq!(c.rebalance_interval(), Duration::from_secs(20));
         assert_eq!(c.pull_max_idle_time(), Duration::from_secs(120));
         assert_eq!(c.shutdown_await_timeout(), Duration::from_secs(30));
+        assert!(!c.is_orderly());
+        assert_eq!(c.suspend_current_queue_time(), Duration::from_secs(1));
+        assert_eq!(c.lock_renew_interval(), Duration::from_secs(20));
+        assert_eq!(c.lock_lease(), Duration::from_secs(30));
+        let orderly = PushConsumerConfig {
+            orderly: true,
+            ..PushConsumerConfig::default()
+        };
+        assert_eq!(orderly.effective_max_reconsume_times(), i32::MAX);
         assert!(valid().validate().is_ok());
     }
 
@@ -537,7 +608,22 @@ mod tests {
         assert!(err(&c).contains("suspend_timeout"));
 
         let mut c = valid();
+        c.suspend_current_queue_time = Duration::from_millis(5);
+        assert!(err(&c).contains("suspend_current_queue_time"));
+        let mut c = valid();
+        c.lock_lease = Duration::from_secs(20);
+        assert!(err(&c).contains("lock_lease"));
+        let mut c = valid();
+        c.lock_lease = Duration::from_secs(60);
+        assert!(err(&c).contains("broker's 60 s"));
+        let mut c = valid();
+        c.lock_renew_interval = Duration::ZERO;
+        assert!(err(&c).contains("lock_renew_interval"));
+
+        let mut c = valid();
         c.max_reconsume_times = 2;
+        assert_eq!(c.effective_max_reconsume_times(), 2);
+        c.orderly = true;
         assert_eq!(c.effective_max_reconsume_times(), 2);
         assert!(c.validate().is_ok());
     }

@@ -13,7 +13,7 @@ use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{debug, error, warn};
 
-use crate::consumer::{Inner, now_ms};
+use crate::consumer::{Inner, Listener, now_ms};
 use crate::listener::{ConsumeContext, ConsumeResult};
 use crate::process_queue::ProcessQueue;
 use crate::settle::{self, FailurePolicy};
@@ -137,7 +137,12 @@ pub(crate) async fn call_listener(
     ctx: &mut ConsumeContext,
 ) -> ConsumeResult {
     let queue = ctx.queue().clone();
-    let call = AssertUnwindSafe(inner.listener.consume(msgs, ctx)).catch_unwind();
+    let Listener::Concurrent(listener) = &inner.listener else {
+        // Orderly consumers never submit here (the pull loop dispatches).
+        error!(queue = %queue, "concurrent consume requested by an orderly consumer");
+        return ConsumeResult::ReconsumeLater;
+    };
+    let call = AssertUnwindSafe(listener.consume(msgs, ctx)).catch_unwind();
     match tokio::time::timeout(inner.config.consume_timeout, call).await {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => {
@@ -173,7 +178,12 @@ pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
 
 /// CONSUMER_SEND_MSG_BACK to the master of the queue's broker; `true` when
 /// the broker took the message back.
-async fn send_back(inner: &Inner, msg: &MessageExt, delay_level: i32, mq: &MessageQueue) -> bool {
+pub(crate) async fn send_back(
+    inner: &Inner,
+    msg: &MessageExt,
+    delay_level: i32,
+    mq: &MessageQueue,
+) -> bool {
     let broker_name = mq.broker_name.as_str();
     let mut addr = inner.instance.find_broker_addr_in_publish(broker_name);
     if addr.is_none() {

@@ -13,7 +13,7 @@ use rmq_offset_store::{
 };
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
-use rmq_rebalance::RebalanceTrigger;
+use rmq_rebalance::{QueueLocks, RebalanceTrigger};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -25,9 +25,10 @@ use crate::error::{Error, Result};
 use crate::handle::Registration;
 use crate::inspect::QueueSnapshot;
 use crate::listener::MessageListener;
+use crate::listener_orderly::OrderlyListener;
 use crate::process_queue::ProcessQueue;
-use crate::rebalance_driver;
 use crate::subscriptions::Subscriptions;
+use crate::{consume_orderly, rebalance_driver};
 
 /// After the shutdown await timeout, how long abandoned tasks get to stop.
 const ABORT_GRACE: Duration = Duration::from_secs(5);
@@ -79,7 +80,11 @@ impl Drop for DropGuard {
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             let instance = inner.instance.clone();
             let group = inner.config.group.clone();
+            let locks = inner.locks.clone();
             rt.spawn(async move {
+                if let Some(locks) = locks {
+                    locks.unlock_all(true).await;
+                }
                 instance.unregister_consumer(&group).await;
                 instance.release().await;
             });
@@ -94,12 +99,27 @@ pub(crate) struct Held {
     pub(crate) cancel: CancellationToken,
 }
 
+/// The user's listener: what kind decides the consume service.
+#[derive(Clone)]
+pub(crate) enum Listener {
+    /// Concurrent consumption (`start`).
+    Concurrent(Arc<dyn MessageListener>),
+    /// Orderly consumption (`start_orderly`).
+    Orderly(Arc<dyn OrderlyListener>),
+}
+
 /// State shared by the handle and every task of one consumer.
 pub(crate) struct Inner {
     pub(crate) config: PushConsumerConfig,
     pub(crate) retry_topic: String,
     pub(crate) instance: ClientInstance,
-    pub(crate) listener: Arc<dyn MessageListener>,
+    pub(crate) listener: Listener,
+    /// Orderly clustering consumers only: the broker queue locks.
+    pub(crate) locks: Option<Arc<QueueLocks>>,
+    /// Orderly: one async mutex per queue, held by a listener call and its
+    /// settlement (Java `MessageQueueLock`); outlives process queues, so a
+    /// queue dropped and re-added never runs two calls at once.
+    consume_locks: Mutex<HashMap<MessageQueue, Arc<tokio::sync::Mutex<()>>>>,
     pub(crate) offset_store: Arc<dyn OffsetStore>,
     pub(crate) subscriptions: Subscriptions,
     /// Assigned queues. Lock order: `queues` → a process queue's lock →
@@ -207,7 +227,7 @@ impl Inner {
     pub(crate) async fn start(
         config: PushConsumerConfig,
         mut client: ClientConfig,
-        listener: Arc<dyn MessageListener>,
+        listener: Listener,
     ) -> Result<PushConsumer> {
         config.validate()?;
         let clustering = config.message_model == MessageModel::Clustering;
@@ -228,7 +248,7 @@ impl Inner {
     async fn start_on(
         config: PushConsumerConfig,
         instance: ClientInstance,
-        listener: Arc<dyn MessageListener>,
+        listener: Listener,
     ) -> Result<PushConsumer> {
         let group = config.group.clone();
         let clustering = config.message_model == MessageModel::Clustering;
@@ -273,10 +293,15 @@ impl Inner {
         let stop_pull = stop_consume.child_token();
         let semaphore = Arc::new(Semaphore::new(config.consume_concurrency));
         let trigger = rebalance_driver::trigger(config.rebalance_interval);
+        let locks = (clustering && matches!(listener, Listener::Orderly(_))).then(|| {
+            Arc::new(QueueLocks::new(instance.clone(), group.clone()).with_lease(config.lock_lease))
+        });
         let inner = Arc::new(Inner {
             retry_topic: retry,
             instance: instance.clone(),
             listener,
+            locks,
+            consume_locks: Mutex::new(HashMap::new()),
             offset_store,
             subscriptions,
             queues: Mutex::new(HashMap::new()),
@@ -309,10 +334,12 @@ impl Inner {
         rebalance_driver::rebalance_once(&inner).await;
         rebalance_driver::spawn(&inner);
         spawn_persist_loop(&inner);
+        consume_orderly::spawn_lock_renewal(&inner);
         info!(
             group,
             client_id = inner.instance.client_id(),
             model = %inner.config.message_model,
+            orderly = inner.is_orderly(),
             queues = inner.held_count(),
             "push consumer started"
         );
@@ -325,6 +352,35 @@ impl Inner {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// Whether the orderly consume service runs.
+    pub(crate) fn is_orderly(&self) -> bool {
+        matches!(self.listener, Listener::Orderly(_))
+    }
+
+    /// Whether `mq` is assigned now.
+    pub(crate) fn is_held(&self, mq: &MessageQueue) -> bool {
+        self.queues().contains_key(mq)
+    }
+
+    /// The orderly consume lock of `mq` (created on first use).
+    pub(crate) fn consume_lock(&self, mq: &MessageQueue) -> Arc<tokio::sync::Mutex<()>> {
+        self.consume_locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(mq.clone())
+            .or_default()
+            .clone()
+    }
+
+    /// Removes `mq` from the assigned queues and cancels its token (pull
+    /// loop, orderly consume loop) without marking it dropped: the orderly
+    /// removal lets the call in flight settle first.
+    pub(crate) fn take_queue(&self, mq: &MessageQueue) -> Option<Arc<ProcessQueue>> {
+        let held = self.queues().remove(mq)?;
+        held.cancel.cancel();
+        Some(held.pq)
     }
 
     fn queues(&self) -> MutexGuard<'_, HashMap<MessageQueue, Held>> {
@@ -399,8 +455,14 @@ impl Inner {
     }
 
     /// Drops an assigned queue (rebalance): detach, persist its offset,
-    /// forget it (Java `removeUnnecessaryMessageQueue`).
-    pub(crate) async fn drop_queue(&self, mq: &MessageQueue) {
+    /// forget it (Java `removeUnnecessaryMessageQueue`). Orderly clustering
+    /// consumers also wait (bounded) for the call in flight and unlock the
+    /// queue, unless `still_assigned` (a stuck queue being recreated).
+    pub(crate) async fn drop_queue(self: &Arc<Self>, mq: &MessageQueue, still_assigned: bool) {
+        if let Some(locks) = &self.locks {
+            consume_orderly::drop_queue(self, locks, mq, still_assigned).await;
+            return;
+        }
         if self.detach_queue(mq, None).is_none() {
             return;
         }
@@ -433,7 +495,8 @@ impl Inner {
             .into_iter()
             .map(|(mq, pq)| {
                 let committed = table.get(&mq).copied();
-                QueueSnapshot::new(mq, pq.view(now), committed)
+                let locked = self.locks.as_ref().map(|l| l.is_locked_and_fresh(&mq));
+                QueueSnapshot::new(mq, pq.view(now), committed, locked)
             })
             .collect()
     }
@@ -472,11 +535,15 @@ impl Inner {
             }
         }
         self.abort.cancel();
-        // 3. Persist every offset, waiting for the broker.
+        // 3. Persist every offset, waiting for the broker; then (orderly)
+        // release the queue locks, so the next owner reads these offsets.
         let mqs = self.held_queues(None);
         let persisted = self.offset_store.persist_all(&mqs, PersistMode::Sync).await;
         for mq in &mqs {
             self.detach_queue(mq, None);
+        }
+        if let Some(locks) = &self.locks {
+            locks.unlock_all(false).await;
         }
         // 4. Unregister and release the client instance.
         self.instance.unregister_consumer(&group).await;

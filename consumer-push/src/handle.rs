@@ -17,8 +17,9 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::warn;
 
 use crate::consume_concurrent::panic_message;
-use crate::consumer::Inner;
+use crate::consumer::{Inner, Listener};
 use crate::listener::{ConsumeContext, ConsumeResult};
+use crate::listener_orderly::{OrderlyContext, OrderlyResult};
 use crate::{pulled, rebalance_driver};
 
 /// Registered in the client instance; holds the consumer weakly so the
@@ -88,7 +89,7 @@ impl ConsumerHandle for Registration {
                 PROP_CONSUME_TYPE,
                 ConsumeType::ConsumePassively.as_str().to_owned(),
             ),
-            (PROP_CONSUMEORDERLY, "false".to_owned()),
+            (PROP_CONSUMEORDERLY, inner.is_orderly().to_string()),
             (
                 PROP_THREADPOOL_CORE_SIZE,
                 cfg.consume_concurrency.to_string(),
@@ -135,7 +136,7 @@ impl ConsumerHandle for Registration {
             now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         };
         for snap in inner.inspect() {
-            let pq = ProcessQueueInfo {
+            let mut pq = ProcessQueueInfo {
                 commit_offset: snap.committed_offset.unwrap_or(-1),
                 cached_msg_min_offset: snap.min_offset.unwrap_or(0),
                 cached_msg_max_offset: snap.max_offset.unwrap_or(0),
@@ -146,6 +147,10 @@ impl ConsumerHandle for Registration {
                 last_consume_timestamp: ago(snap.since_last_consume),
                 ..ProcessQueueInfo::default()
             };
+            if let Some(state) = inner.locks.as_ref().and_then(|l| l.state(&snap.queue)) {
+                pq.locked = state.locked;
+                pq.last_lock_timestamp = ago(state.last_lock.elapsed());
+            }
             info.mq_table.insert(snap.queue, pq);
         }
         info
@@ -164,32 +169,59 @@ impl ConsumerHandle for Registration {
             pulled::restore_retry_topic(&mut msg, &inner.retry_topic);
             let broker = broker_name.unwrap_or_else(|| msg.broker_name.clone());
             let mq = MessageQueue::new(msg.topic.clone(), broker, msg.queue_id);
-            let mut ctx = ConsumeContext::new(mq);
             let started = Instant::now();
             let msgs = [msg];
-            let call = AssertUnwindSafe(inner.listener.consume(&msgs, &mut ctx)).catch_unwind();
-            let (result, remark) = match tokio::time::timeout(inner.config.consume_timeout, call)
-                .await
-            {
-                Ok(Ok(ConsumeResult::Success)) => (CmResult::CrSuccess, None),
-                Ok(Ok(ConsumeResult::ReconsumeLater)) => (CmResult::CrLater, None),
-                Ok(Err(panic)) => {
-                    let text = panic_message(&*panic).to_owned();
-                    warn!(group = %inner.config.group, panic = text, "the listener panicked (consume directly)");
+            let timeout = inner.config.consume_timeout;
+            let (outcome, order, auto_commit) = match &inner.listener {
+                Listener::Concurrent(listener) => {
+                    let mut ctx = ConsumeContext::new(mq);
+                    let r = guarded(timeout, listener.consume(&msgs, &mut ctx)).await;
+                    let r = r.map(|r| match r {
+                        ConsumeResult::Success => CmResult::CrSuccess,
+                        ConsumeResult::ReconsumeLater => CmResult::CrLater,
+                    });
+                    (r, false, true)
+                }
+                Listener::Orderly(listener) => {
+                    let suspend = inner.config.suspend_current_queue_time;
+                    let mut ctx = OrderlyContext::new(mq, suspend);
+                    let r = guarded(timeout, listener.consume(&msgs, &mut ctx)).await;
+                    let r = r.map(|r| match r {
+                        OrderlyResult::Success => CmResult::CrSuccess,
+                        OrderlyResult::SuspendCurrentQueueAMoment => CmResult::CrLater,
+                        OrderlyResult::Commit => CmResult::CrCommit,
+                        OrderlyResult::Rollback => CmResult::CrRollback,
+                    });
+                    (r, true, ctx.auto_commit())
+                }
+            };
+            let (result, remark) = match outcome {
+                Ok(result) => (result, None),
+                Err(text) => {
+                    warn!(group = %inner.config.group, error = text, "the listener failed (consume directly)");
                     (CmResult::CrThrowException, Some(text))
                 }
-                Err(_) => (
-                    CmResult::CrThrowException,
-                    Some("the listener exceeded the consume timeout".to_owned()),
-                ),
             };
             Some(ConsumeMessageDirectlyResult {
-                order: false,
-                auto_commit: true,
+                order,
+                auto_commit,
                 consume_result: Some(result),
                 remark,
                 spent_time_millis: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
             })
         })
+    }
+}
+
+/// Runs a listener call with the consume timeout, turning a panic or a
+/// timeout into an error text.
+async fn guarded<T>(
+    timeout: std::time::Duration,
+    call: impl std::future::Future<Output = T>,
+) -> Result<T, String> {
+    match tokio::time::timeout(timeout, AssertUnwindSafe(call).catch_unwind()).await {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(panic)) => Err(format!("the listener panicked: {}", panic_message(&*panic))),
+        Err(_) => Err("the listener exceeded the consume timeout".to_owned()),
     }
 }

@@ -34,10 +34,19 @@ pub struct QueueSnapshot {
     pub since_last_pull: Duration,
     /// Time since a listener call of this queue last started.
     pub since_last_consume: Duration,
+    /// Orderly clustering consumers: whether the queue's broker lock is
+    /// held and confirmed within the lock lease (the queue is consumed only
+    /// then). `None` for other consumers.
+    pub locked: Option<bool>,
 }
 
 impl QueueSnapshot {
-    pub(crate) fn new(queue: MessageQueue, view: PqView, committed_offset: Option<i64>) -> Self {
+    pub(crate) fn new(
+        queue: MessageQueue,
+        view: PqView,
+        committed_offset: Option<i64>,
+        locked: Option<bool>,
+    ) -> Self {
         QueueSnapshot {
             queue,
             min_offset: view.min_offset,
@@ -50,6 +59,7 @@ impl QueueSnapshot {
             dropped: view.dropped,
             since_last_pull: view.since_last_pull,
             since_last_consume: view.since_last_consume,
+            locked,
         }
     }
 }

@@ -35,6 +35,37 @@
 //! `consume_concurrency` at once; a message leaves the process queue when
 //! it was consumed or handed back to the broker for a retry, and the
 //! committed offset is the smallest offset still held.
+//!
+//! # Orderly consumption
+//!
+//! [`PushConsumerBuilder::start_orderly`] with an [`OrderlyListener`]
+//! consumes every queue strictly in offset order, one call at a time, and —
+//! in clustering mode — only while this client holds the queue's broker
+//! lock (LOCK_BATCH_MQ, renewed every 20 s), so one member of the group at
+//! a time:
+//!
+//! ```no_run
+//! use rmq_consumer_push::{OrderlyResult, PushConsumer, orderly_listener_fn};
+//!
+//! # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+//! let consumer = PushConsumer::builder()
+//!     .group("ledger")
+//!     .subscribe("transfers", "*")
+//!     .start_orderly(orderly_listener_fn(|msgs, _ctx| {
+//!         Box::pin(async move {
+//!             for m in msgs {
+//!                 if m.body.is_empty() {
+//!                     // the same messages again in 1 s, nothing later first
+//!                     return OrderlyResult::SuspendCurrentQueueAMoment;
+//!                 }
+//!             }
+//!             OrderlyResult::Success
+//!         })
+//!     }))
+//!     .await?;
+//! # consumer.shutdown().await?;
+//! # Ok(()) }
+//! ```
 #![cfg_attr(
     not(test),
     deny(
@@ -49,11 +80,13 @@
 mod builder;
 mod config;
 mod consume_concurrent;
+mod consume_orderly;
 mod consumer;
 mod error;
 mod handle;
 mod inspect;
 mod listener;
+mod listener_orderly;
 mod process_queue;
 mod pull_loop;
 mod pulled;
@@ -72,6 +105,9 @@ pub use consumer::PushConsumer;
 pub use error::{Error, Result};
 pub use inspect::QueueSnapshot;
 pub use listener::{ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn};
+pub use listener_orderly::{
+    OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
+};
 pub use rmq_client_core::ClientConfig;
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};

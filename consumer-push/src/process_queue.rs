@@ -9,23 +9,37 @@
 //!
 //! One `std::sync::Mutex` per queue guards the state; every operation is a
 //! batch operation under one short lock, never held across an `.await`.
+//!
+//! Orderly consumption (Java's `consumingMsgOrderlyTreeMap`) moves taken
+//! messages into a second map, `consuming`, until the call's result:
+//! [`commit_consuming`](ProcessQueue::commit_consuming) drops them and
+//! yields (largest taken offset + 1), [`consume_again`](ProcessQueue::consume_again)
+//! / [`rollback`](ProcessQueue::rollback) move them back. Both maps count
+//! for flow control and for "is the queue empty".
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmq_protocol::MessageExt;
+use tokio::sync::Notify;
 
 /// The held messages and counters of one queue.
 #[derive(Debug)]
 pub(crate) struct ProcessQueue {
     state: Mutex<State>,
+    /// Wakes the queue's orderly consume loop when messages arrive (a
+    /// stored permit means no wake-up is lost). Unused in concurrent mode.
+    pub(crate) wakeup: Notify,
 }
 
 #[derive(Debug)]
 struct State {
     /// Queue offset → message, ordered.
     msgs: BTreeMap<i64, MessageExt>,
+    /// Orderly mode: messages taken by a listener call and not committed
+    /// yet (Java `consumingMsgOrderlyTreeMap`). Always empty otherwise.
+    consuming: BTreeMap<i64, MessageExt>,
     /// Sum of the held bodies' lengths.
     bytes: usize,
     /// Largest offset ever inserted (Java `queueOffsetMax`).
@@ -68,6 +82,7 @@ impl ProcessQueue {
         ProcessQueue {
             state: Mutex::new(State {
                 msgs: BTreeMap::new(),
+                consuming: BTreeMap::new(),
                 bytes: 0,
                 max_offset: None,
                 dropped: false,
@@ -76,6 +91,7 @@ impl ProcessQueue {
                 last_consume: now,
                 next_pull_offset: None,
             }),
+            wakeup: Notify::new(),
         }
     }
 
@@ -96,7 +112,7 @@ impl ProcessQueue {
         let mut fresh = Vec::with_capacity(msgs.len());
         for msg in msgs {
             let offset = msg.queue_offset;
-            if st.msgs.contains_key(&offset) {
+            if st.msgs.contains_key(&offset) || st.consuming.contains_key(&offset) {
                 continue;
             }
             st.bytes = st.bytes.saturating_add(msg.body.len());
@@ -157,7 +173,7 @@ impl ProcessQueue {
     /// it committed.
     pub(crate) fn commit_if_empty(&self, offset: i64, commit: impl FnOnce(i64)) -> bool {
         let st = self.lock();
-        if st.dropped || !st.msgs.is_empty() {
+        if st.dropped || !st.msgs.is_empty() || !st.consuming.is_empty() {
             return false;
         }
         commit(offset);
@@ -178,7 +194,7 @@ impl ProcessQueue {
     pub(crate) fn flow_state(&self) -> FlowState {
         let st = self.lock();
         FlowState {
-            count: st.msgs.len(),
+            count: st.msgs.len().saturating_add(st.consuming.len()),
             bytes: st.bytes,
             span: Self::span(&st),
         }
@@ -247,13 +263,81 @@ impl ProcessQueue {
         self.lock().in_flight
     }
 
+    /// Orderly: whether messages wait to be taken (not counting the ones
+    /// a call has taken).
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.lock().msgs.is_empty()
+    }
+
+    /// Orderly: takes the first `n` held messages in offset order into the
+    /// consuming map and returns copies (Java `takeMessages`). Empty for a
+    /// dropped queue.
+    pub(crate) fn take_messages(&self, n: usize, now: Instant) -> Vec<MessageExt> {
+        let mut st = self.lock();
+        st.last_consume = now;
+        if st.dropped {
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(n.min(st.msgs.len()));
+        while out.len() < n {
+            let Some((offset, msg)) = st.msgs.pop_first() else {
+                break;
+            };
+            out.push(msg.clone());
+            st.consuming.insert(offset, msg);
+        }
+        out
+    }
+
+    /// Orderly: the taken messages are done (Java `commit`): they leave
+    /// the queue and, unless the queue is dropped, `commit(offset)` runs
+    /// under the lock with offset = largest taken offset + 1. Returns that
+    /// offset; `None` when nothing was taken.
+    pub(crate) fn commit_consuming(&self, commit: impl FnOnce(i64)) -> Option<i64> {
+        let mut st = self.lock();
+        let (last, _) = st.consuming.last_key_value()?;
+        let offset = last.saturating_add(1);
+        let taken = std::mem::take(&mut st.consuming);
+        let freed: usize = taken.values().map(|m| m.body.len()).sum();
+        st.bytes = st.bytes.saturating_sub(freed);
+        if st.dropped {
+            return None;
+        }
+        commit(offset);
+        Some(offset)
+    }
+
+    /// Orderly: `msgs` (taken earlier, possibly with updated reconsume
+    /// times) go back to the held messages, to be taken again first (Java
+    /// `makeMessageToConsumeAgain`).
+    pub(crate) fn consume_again(&self, msgs: Vec<MessageExt>) {
+        let mut st = self.lock();
+        for msg in msgs {
+            st.consuming.remove(&msg.queue_offset);
+            st.msgs.insert(msg.queue_offset, msg);
+        }
+    }
+
+    /// Orderly, manual commit: every taken message goes back (Java
+    /// `rollback`).
+    pub(crate) fn rollback(&self) {
+        let mut st = self.lock();
+        let taken = std::mem::take(&mut st.consuming);
+        st.msgs.extend(taken);
+    }
+
     /// A consistent view of the queue at `now`.
     pub(crate) fn view(&self, now: Instant) -> PqView {
         let st = self.lock();
+        let first = |m: &BTreeMap<i64, MessageExt>| m.first_key_value().map(|(k, _)| *k);
+        let last = |m: &BTreeMap<i64, MessageExt>| m.last_key_value().map(|(k, _)| *k);
         PqView {
-            min_offset: st.msgs.first_key_value().map(|(k, _)| *k),
-            max_offset: st.msgs.last_key_value().map(|(k, _)| *k),
-            count: st.msgs.len(),
+            min_offset: match (first(&st.msgs), first(&st.consuming)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            max_offset: last(&st.msgs).max(last(&st.consuming)),
+            count: st.msgs.len().saturating_add(st.consuming.len()),
             bytes: st.bytes,
             in_flight: st.in_flight,
             dropped: st.dropped,
@@ -371,6 +455,87 @@ mod tests {
         assert_eq!(v.next_pull_offset, None);
         q.set_next_offset(10);
         assert_eq!(q.view(later).next_pull_offset, Some(10));
+    }
+
+    #[test]
+    fn orderly_take_commit_and_consume_again() {
+        let q = pq();
+        let now = Instant::now();
+        q.put_messages(vec![
+            msg(10, "a"),
+            msg(11, "bb"),
+            msg(12, "c"),
+            msg(13, "d"),
+        ]);
+        assert!(q.has_pending());
+        let taken = q.take_messages(2, now);
+        assert_eq!(
+            taken.iter().map(|m| m.queue_offset).collect::<Vec<_>>(),
+            [10, 11]
+        );
+        // Taken messages still count for flow control and are not re-put.
+        assert_eq!(q.flow_state().count, 4);
+        assert!(q.put_messages(vec![msg(10, "a")]).is_empty());
+        let v = q.view(now);
+        assert_eq!(
+            (v.min_offset, v.max_offset, v.count),
+            (Some(10), Some(13), 4)
+        );
+        // Not empty while messages are taken: no idle commit.
+        let mut idle = Vec::new();
+        // Suspend: back first, with the updated reconsume times.
+        let mut again = taken.clone();
+        for m in &mut again {
+            m.reconsume_times += 1;
+        }
+        q.consume_again(again);
+        let retaken = q.take_messages(3, now);
+        assert_eq!(
+            retaken
+                .iter()
+                .map(|m| (m.queue_offset, m.reconsume_times))
+                .collect::<Vec<_>>(),
+            [(10, 1), (11, 1), (12, 0)]
+        );
+        let mut committed = Vec::new();
+        assert_eq!(q.commit_consuming(|o| committed.push(o)), Some(13));
+        assert_eq!(committed, [13]);
+        assert_eq!(
+            q.flow_state(),
+            FlowState {
+                count: 1,
+                bytes: 1,
+                span: 0
+            }
+        );
+        assert_eq!(
+            q.commit_consuming(|o| committed.push(o)),
+            None,
+            "nothing taken"
+        );
+        assert!(!q.commit_if_empty(14, |o| idle.push(o)));
+        // Manual commit: rollback returns everything taken.
+        let t = q.take_messages(5, now);
+        assert_eq!(t.len(), 1);
+        assert!(!q.has_pending());
+        assert!(
+            !q.commit_if_empty(14, |o| idle.push(o)),
+            "a taken message blocks it"
+        );
+        q.rollback();
+        assert!(q.has_pending());
+        assert_eq!(q.take_messages(5, now)[0].queue_offset, 13);
+        assert_eq!(q.commit_consuming(|o| committed.push(o)), Some(14));
+        assert!(q.commit_if_empty(14, |o| idle.push(o)));
+        assert_eq!(idle, [14]);
+        // A dropped queue gives nothing and commits nothing.
+        q.put_messages(vec![msg(20, "x")]);
+        let t = q.take_messages(1, now);
+        assert_eq!(t.len(), 1);
+        q.set_dropped();
+        assert_eq!(q.commit_consuming(|o| committed.push(o)), None);
+        assert_eq!(committed, [13, 14]);
+        assert!(q.take_messages(1, now).is_empty());
     }
 
     #[test]

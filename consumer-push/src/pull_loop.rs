@@ -18,10 +18,10 @@ use rmq_protocol::{MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, trace, warn};
 
-use crate::consume_concurrent;
 use crate::consumer::Inner;
 use crate::process_queue::{FlowState, ProcessQueue};
 use crate::pulled;
+use crate::{consume_concurrent, consume_orderly};
 
 /// Log one flow-control event in this many (Java logs every 1000th).
 const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
@@ -102,6 +102,13 @@ impl PullLoop {
                 );
             }
             return Next::After(cfg.pull_delay_when_flow_control);
+        }
+        // Orderly clustering: pull only while the broker lock is ours (Java).
+        if let Some(locks) = &self.inner.locks {
+            if !locks.is_locked(&self.mq) {
+                debug!("the queue is not locked; pulling later");
+                return Next::After(cfg.pull_delay_when_exception);
+            }
         }
         let Some((sub, sub_version)) = self.inner.subscriptions.for_pull(&self.mq.topic) else {
             warn!("no subscription for the queue's topic");
@@ -189,7 +196,11 @@ impl PullLoop {
                 }
                 let fresh = self.pq.put_messages(msgs);
                 if !fresh.is_empty() {
-                    consume_concurrent::submit(&self.inner, &self.pq, &self.mq, fresh);
+                    if self.inner.is_orderly() {
+                        consume_orderly::submit(&self.pq);
+                    } else {
+                        consume_concurrent::submit(&self.inner, &self.pq, &self.mq, fresh);
+                    }
                 }
                 Next::After(cfg.pull_interval)
             }
@@ -278,7 +289,8 @@ pub(crate) fn over_threshold(
     if flow.bytes / (1024 * 1024) > cfg.pull_threshold_size_for_queue_mib {
         return Some("message size");
     }
-    if flow.span > cfg.consume_concurrently_max_span {
+    // Orderly consumption has no span limit (Java): it consumes in order.
+    if !cfg.orderly && flow.span > cfg.consume_concurrently_max_span {
         return Some("offset span");
     }
     None
@@ -321,5 +333,10 @@ mod tests {
         assert_eq!(over_threshold(&size, &cfg), Some("message size"));
         let span = FlowState { span: 2001, ..ok };
         assert_eq!(over_threshold(&span, &cfg), Some("offset span"));
+        let orderly = PushConsumerConfig {
+            orderly: true,
+            ..PushConsumerConfig::default()
+        };
+        assert_eq!(over_threshold(&span, &orderly), None);
     }
 }

@@ -13,7 +13,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::consumer::{Held, Inner, now_ms};
 use crate::process_queue::ProcessQueue;
-use crate::{pull_loop, start_offset};
+use crate::{consume_orderly, pull_loop, start_offset};
 
 /// Minimum spacing of two rebalances (Java
 /// `rocketmq.client.rebalance.minInterval`).
@@ -89,10 +89,32 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
     }
     inner.retain_pending(topic, &assigned);
     let mut changed = false;
+    // Concurrently: an orderly removal may wait for a listener call.
+    futures::future::join_all(
+        removed
+            .iter()
+            .map(|mq| inner.drop_queue(mq, assigned.contains(mq))),
+    )
+    .await;
     for mq in &removed {
-        inner.drop_queue(mq).await;
         info!(queue = %mq, "queue dropped by rebalance");
         changed = true;
+    }
+    // Orderly clustering: a new queue is locked before anything else; one
+    // locked by another member (not released yet) is retried soon (Java
+    // rebalanceLater(500 ms); here the next run, ≥ 1 s later).
+    if let Some(locks) = &inner.locks {
+        if !added.is_empty() && !inner.stop_pull.is_cancelled() {
+            let granted = locks.lock(&added).await;
+            if granted.len() < added.len() {
+                info!(
+                    refused = added.len() - granted.len(),
+                    "some new queues are still locked by another member; retrying soon"
+                );
+                inner.trigger.notify();
+            }
+            added.retain(|mq| granted.contains(mq));
+        }
     }
     let mut started = Vec::new();
     for mq in added {
@@ -105,6 +127,9 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
             Ok(o) => o,
             Err(e) => {
                 warn!(queue = %mq, error = %e, "cannot compute the start offset; retrying at the next rebalance");
+                if let Some(locks) = &inner.locks {
+                    locks.unlock(std::slice::from_ref(&mq), true).await;
+                }
                 continue;
             }
         };
@@ -125,6 +150,9 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
         announce(inner, topic).await;
     }
     for (mq, pq, offset, cancel) in started {
+        if inner.is_orderly() {
+            consume_orderly::spawn(inner, mq.clone(), pq.clone(), cancel.clone());
+        }
         pull_loop::spawn(inner, mq, pq, offset, cancel);
     }
 }

@@ -22,6 +22,14 @@ pub enum Error {
     #[cfg(feature = "producer")]
     #[error(transparent)]
     Producer(#[from] rmq_producer::Error),
+    /// The push consumer.
+    #[cfg(feature = "consumer-push")]
+    #[error(transparent)]
+    PushConsumer(#[from] rmq_consumer_push::Error),
+    /// The pull consumers.
+    #[cfg(feature = "consumer-pull")]
+    #[error(transparent)]
+    PullConsumer(#[from] rmq_consumer_pull::Error),
 }
 
 impl Error {
@@ -33,6 +41,10 @@ impl Error {
             Error::Client(e) => e.is_retryable(),
             #[cfg(feature = "producer")]
             Error::Producer(e) => e.is_retryable(),
+            #[cfg(feature = "consumer-push")]
+            Error::PushConsumer(e) => e.is_retryable(),
+            #[cfg(feature = "consumer-pull")]
+            Error::PullConsumer(e) => e.is_retryable(),
         }
     }
 
@@ -44,6 +56,10 @@ impl Error {
             Error::Client(e) => e.is_timeout(),
             #[cfg(feature = "producer")]
             Error::Producer(e) => e.is_timeout(),
+            #[cfg(feature = "consumer-push")]
+            Error::PushConsumer(e) => e.is_timeout(),
+            #[cfg(feature = "consumer-pull")]
+            Error::PullConsumer(e) => e.is_timeout(),
         }
     }
 }

@@ -35,9 +35,33 @@ pub use rmq_producer as producer;
 #[cfg(feature = "producer")]
 pub use rmq_producer::{Producer, ProducerBuilder, select_by_hash};
 
+/// The push consumer layer.
+#[cfg(feature = "consumer-push")]
+pub use rmq_consumer_push as consumer_push;
+#[cfg(feature = "consumer-push")]
+pub use rmq_consumer_push::{
+    ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, PushConsumer,
+    PushConsumerBuilder, async_trait, listener_fn,
+};
+
+/// The pull consumers' layer (its `ConsumeFrom` is
+/// `rmq::consumer_pull::ConsumeFrom`).
+#[cfg(feature = "consumer-pull")]
+pub use rmq_consumer_pull as consumer_pull;
+#[cfg(feature = "consumer-pull")]
+pub use rmq_consumer_pull::{
+    Expression, LitePullConsumer, LitePullConsumerBuilder, MessageStream, PullConsumer,
+    PullConsumerBuilder, PullStatus,
+};
+
 /// What the common case needs: `use rmq::prelude::*;`.
 pub mod prelude {
     pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};
+    #[cfg(feature = "consumer-push")]
+    pub use crate::{
+        ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, PushConsumer,
+        async_trait, listener_fn,
+    };
     #[cfg(feature = "producer")]
     pub use crate::{Producer, select_by_hash};
 }

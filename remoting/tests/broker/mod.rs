@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use rmq_protocol::body::TopicRouteData;
 use rmq_protocol::header::{
     PullMessageRequestHeader, PullMessageResponseHeader, SendMessageRequestHeaderV2,
     SendMessageResponseHeader, pull_sys_flag,
@@ -25,28 +24,20 @@ pub struct Env {
     pub broker_name: String,
 }
 
-/// Connects to the test broker (started once per process by the test kit).
+/// Connects to the test broker (started once per process by the test kit):
+/// broker-a, even when the cluster has a second broker.
 pub async fn env() -> Env {
-    let namesrv = rmq_testkit::namesrv_addr();
+    let broker = rmq_testkit::broker().await;
+    let namesrv = broker.namesrv_addr.clone();
     let client = RemotingClient::new(ClientOptions::default());
-    let response = rmq_testkit::admin::wait_for_route(&client, &namesrv, "TBW102", CALL)
+    rmq_testkit::admin::wait_for_route(&client, &namesrv, "TBW102", CALL)
         .await
         .expect("the name server routes TBW102 once a broker registered");
-    let route = TopicRouteData::decode(&response.body).expect("TBW102 route decodes");
-    let broker_data = route
-        .broker_datas
-        .first()
-        .expect("a broker in the TBW102 route");
-    let broker = broker_data
-        .broker_addrs
-        .get(&0)
-        .expect("the broker has a master address")
-        .clone();
     Env {
         client,
         namesrv,
-        broker,
-        broker_name: broker_data.broker_name.clone(),
+        broker: broker.broker_addr.clone(),
+        broker_name: broker.broker_name.clone(),
     }
 }
 

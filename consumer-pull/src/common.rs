@@ -1,0 +1,502 @@
+//! Pieces both consumers share: [`ConsumeFrom`], [`Expression`], name
+//! checks, broker address lookups, the pull request header, the
+//! client-side tag re-check and the start offset of a queue.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmq_client_core::ClientInstance;
+use rmq_offset_store::{OffsetStore, ReadOffsetType};
+use rmq_protocol::body::{ConsumeFromWhere, ExpressionType, SubscriptionData};
+use rmq_protocol::header::{BoundaryType, PullMessageRequestHeader, pull_sys_flag};
+use rmq_protocol::{MessageExt, MessageQueue};
+
+use crate::error::{Error, Result};
+
+/// The Java client's default consumer group, which it refuses to start
+/// with (`MixAll.DEFAULT_CONSUMER_GROUP`).
+pub const DEFAULT_CONSUMER_GROUP: &str = "DEFAULT_CONSUMER";
+
+/// Prefix of a group's retry topic (`%RETRY%<group>`).
+const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
+
+/// Longest group name (Java `Validators.CHARACTER_MAX_LENGTH`).
+pub(crate) const GROUP_MAX_LEN: usize = 255;
+/// Longest topic name (Java `TOPIC_MAX_LENGTH`).
+pub(crate) const TOPIC_MAX_LEN: usize = 127;
+
+/// Where a consumer group that has no stored offset for a queue starts
+/// (Java `ConsumeFromWhere` + `consumeTimestamp`). Only used when the
+/// broker (clustering) or the local file (broadcasting) has no offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ConsumeFrom {
+    /// Skip what is already stored: start at the queue's max offset (Java
+    /// `CONSUME_FROM_LAST_OFFSET`, the default). Note the broker answers
+    /// offset 0 for a brand-new group on a young queue whose first message
+    /// is still in memory, so such a group may start at 0 anyway (broker
+    /// behaviour, same for Java).
+    #[default]
+    LastOffset,
+    /// Start at the queue's first offset (Java `CONSUME_FROM_FIRST_OFFSET`).
+    FirstOffset,
+    /// Start at the first message stored at or after this time (Java
+    /// `CONSUME_FROM_TIMESTAMP` with `consumeTimestamp`).
+    Timestamp(SystemTime),
+}
+
+impl ConsumeFrom {
+    /// The Java enum value sent in heartbeats.
+    pub fn as_java(self) -> ConsumeFromWhere {
+        match self {
+            ConsumeFrom::LastOffset => ConsumeFromWhere::ConsumeFromLastOffset,
+            ConsumeFrom::FirstOffset => ConsumeFromWhere::ConsumeFromFirstOffset,
+            ConsumeFrom::Timestamp(_) => ConsumeFromWhere::ConsumeFromTimestamp,
+        }
+    }
+}
+
+/// A filter expression: tags (`"*"`, `"created || paid"`) or an SQL92
+/// condition on message properties (evaluated by the broker, which needs
+/// `enablePropertyFilter=true`).
+///
+/// A `&str` or `String` converts into a tag expression:
+///
+/// ```
+/// use rmq_consumer_pull::Expression;
+///
+/// let all: Expression = "*".into();
+/// assert_eq!(all, Expression::tag("*"));
+/// let sql = Expression::sql("amount > 100");
+/// assert_eq!(sql.text(), "amount > 100");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Expression {
+    kind: ExpressionType,
+    text: String,
+}
+
+impl Expression {
+    /// A tag expression: `"*"` (everything) or tags joined by `||`.
+    pub fn tag(tags: impl Into<String>) -> Self {
+        Expression {
+            kind: ExpressionType::Tag,
+            text: tags.into(),
+        }
+    }
+
+    /// An SQL92 expression (Java `MessageSelector.bySql`).
+    pub fn sql(sql: impl Into<String>) -> Self {
+        Expression {
+            kind: ExpressionType::Sql92,
+            text: sql.into(),
+        }
+    }
+
+    /// Everything (`"*"`).
+    pub fn all() -> Self {
+        Expression::tag("*")
+    }
+
+    /// Tag or SQL92.
+    pub fn kind(&self) -> ExpressionType {
+        self.kind
+    }
+
+    /// The expression text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The subscription data this expression gives for `topic` (Java
+    /// `FilterAPI.build`).
+    pub(crate) fn to_subscription(&self, topic: &str, version: i64) -> SubscriptionData {
+        SubscriptionData::build(topic, &self.text, self.kind, version)
+    }
+
+    pub(crate) fn check(&self, topic: &str) -> Result<(), String> {
+        if self.kind == ExpressionType::Sql92 && self.text.trim().is_empty() {
+            return Err(format!("the SQL92 expression of topic {topic:?} is empty"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for Expression {
+    fn default() -> Self {
+        Expression::all()
+    }
+}
+
+impl From<&str> for Expression {
+    fn from(tags: &str) -> Self {
+        Expression::tag(tags)
+    }
+}
+
+impl From<String> for Expression {
+    fn from(tags: String) -> Self {
+        Expression::tag(tags)
+    }
+}
+
+impl From<&String> for Expression {
+    fn from(tags: &String) -> Self {
+        Expression::tag(tags.clone())
+    }
+}
+
+/// Checks a group or topic name like the Java `Validators`.
+pub(crate) fn check_name(what: &str, name: &str, max: usize) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err(format!("the {what} is empty; set one"));
+    }
+    if name.len() > max {
+        return Err(format!(
+            "the {what} {name:?} is {} characters long; at most {max} are allowed",
+            name.len()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '%' | '|' | '_' | '-')))
+    {
+        return Err(format!(
+            "the {what} {name:?} contains {c:?}; only letters, digits, '%', '|', '_' and '-' \
+             are allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a consumer group name (also refuses the reserved default).
+pub(crate) fn check_group(group: &str) -> Result<(), String> {
+    check_name("group", group, GROUP_MAX_LEN)?;
+    if group == DEFAULT_CONSUMER_GROUP {
+        return Err(format!(
+            "group {DEFAULT_CONSUMER_GROUP:?} is reserved; choose your own group name"
+        ));
+    }
+    Ok(())
+}
+
+/// Milliseconds since the epoch (0 if the clock is before 1970).
+pub(crate) fn now_ms() -> i64 {
+    system_time_ms(SystemTime::now())
+}
+
+/// `t` in milliseconds since the epoch (0 before 1970).
+pub(crate) fn system_time_ms(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A duration in whole milliseconds, saturated to `i64`.
+pub(crate) fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The master address of the queue's broker, refreshing the route once
+/// when unknown (Java `MQAdminImpl` lookups).
+pub(crate) async fn master_addr(instance: &ClientInstance, mq: &MessageQueue) -> Result<String> {
+    if let Some(addr) = instance.find_broker_addr_in_publish(&mq.broker_name) {
+        return Ok(addr);
+    }
+    instance.refresh_route(&mq.topic).await?;
+    instance
+        .find_broker_addr_in_publish(&mq.broker_name)
+        .ok_or_else(|| Error::BrokerNotFound {
+            broker_name: mq.broker_name.clone(),
+        })
+}
+
+/// The address to pull `mq` from: the suggested broker id, else another
+/// node of the broker (Java `findBrokerAddressInSubscribe`), refreshing the
+/// route once when the broker is unknown. Returns the address and whether
+/// it is a slave.
+pub(crate) async fn pull_addr(
+    instance: &ClientInstance,
+    mq: &MessageQueue,
+    broker_id: i64,
+) -> Result<(String, bool)> {
+    if let Some(found) = instance.find_broker_addr_in_subscribe(&mq.broker_name, broker_id, false) {
+        return Ok(found);
+    }
+    instance.refresh_route(&mq.topic).await?;
+    instance
+        .find_broker_addr_in_subscribe(&mq.broker_name, broker_id, false)
+        .ok_or_else(|| Error::BrokerNotFound {
+            broker_name: mq.broker_name.clone(),
+        })
+}
+
+/// Makes sure a heartbeat naming this client's groups reached a broker
+/// before the first call to it: 5.x brokers refuse offset updates of a
+/// group they have not seen, and the instance's own early heartbeat after a
+/// route change runs in the background (it may lose the race).
+#[derive(Debug, Default)]
+pub(crate) struct HeartbeatGate {
+    seen: Mutex<HashSet<String>>,
+}
+
+impl HeartbeatGate {
+    /// Sends a heartbeat now (to every known broker) if `addr` has not had
+    /// one through this gate yet.
+    pub(crate) async fn ensure(&self, instance: &ClientInstance, addr: &str) {
+        if self.lock().contains(addr) {
+            return;
+        }
+        instance.send_heartbeat_now().await;
+        let mut seen = self.lock();
+        seen.insert(addr.to_owned());
+        seen.extend(instance.broker_addrs().into_iter().map(|(_, _, a)| a));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// How a pull asks the broker.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PullSpec {
+    /// Offset to pull from.
+    pub(crate) offset: i64,
+    /// Most messages.
+    pub(crate) max: i32,
+    /// Broker hold (long polling), `None` for an immediate answer.
+    pub(crate) hold: Option<Duration>,
+    /// LITE_PULL_MESSAGE instead of PULL_MESSAGE.
+    pub(crate) lite: bool,
+}
+
+/// The pull request header of the pull consumers: the subscription always
+/// travels in the request (SUBSCRIPTION bit), so the broker needs no
+/// heartbeat-registered subscription; no commit offset (Java
+/// `pullSyncImpl`: `buildSysFlag(false, block, true, false[, true])`).
+pub(crate) fn pull_header(
+    group: &str,
+    mq: &MessageQueue,
+    sub: &SubscriptionData,
+    spec: PullSpec,
+) -> PullMessageRequestHeader {
+    let sys_flag = pull_sys_flag::build(false, spec.hold.is_some(), true, false, spec.lite);
+    let sub_version = if sub.expression_type == ExpressionType::Tag {
+        0
+    } else {
+        sub.sub_version
+    };
+    PullMessageRequestHeader {
+        consumer_group: group.to_owned(),
+        topic: mq.topic.clone(),
+        queue_id: mq.queue_id,
+        queue_offset: spec.offset,
+        max_msg_nums: spec.max,
+        sys_flag,
+        commit_offset: 0,
+        suspend_timeout_millis: spec.hold.map_or(0, millis),
+        subscription: Some(sub.sub_string.clone()),
+        sub_version,
+        expression_type: Some(sub.expression_type.as_str().to_owned()),
+        max_msg_bytes: None,
+        broker_name: Some(mq.broker_name.clone()),
+    }
+}
+
+/// Keeps the messages whose tag the subscription accepts (Java
+/// `PullAPIWrapper.processPullResult`): the broker filters by tag hash
+/// code, so hash collisions let foreign tags through; this compares the
+/// strings. `*` and SQL92 subscriptions keep everything.
+pub(crate) fn filter_by_tags(msgs: &mut Vec<MessageExt>, sub: &SubscriptionData) {
+    if sub.tags_set.is_empty() || sub.class_filter_mode {
+        return;
+    }
+    msgs.retain(|m| sub.matches_tag(m.tags()));
+}
+
+/// What to ask the broker when the store has no offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fallback {
+    /// Start at this offset.
+    At(i64),
+    /// Start at the queue's max offset (GET_MAX_OFFSET).
+    MaxOffset,
+    /// Start at the offset of this time (SEARCH_OFFSET_BY_TIMESTAMP, ms).
+    Search(i64),
+}
+
+/// The Java rules for a queue the store has no offset for
+/// (`RebalanceLitePullImpl.computePullFromWhereWithException`).
+pub(crate) fn fallback(from: ConsumeFrom, topic: &str) -> Fallback {
+    let is_retry = topic.starts_with(RETRY_TOPIC_PREFIX);
+    match from {
+        ConsumeFrom::LastOffset if is_retry => Fallback::At(0),
+        ConsumeFrom::LastOffset => Fallback::MaxOffset,
+        ConsumeFrom::FirstOffset => Fallback::At(0),
+        ConsumeFrom::Timestamp(_) if is_retry => Fallback::MaxOffset,
+        ConsumeFrom::Timestamp(t) => Fallback::Search(system_time_ms(t)),
+    }
+}
+
+/// Where `mq` starts: the stored offset (broker or file), else
+/// [`fallback`].
+pub(crate) async fn start_offset(
+    instance: &ClientInstance,
+    store: &dyn OffsetStore,
+    mq: &MessageQueue,
+    from: ConsumeFrom,
+) -> Result<i64> {
+    let wrap = |e: Error| Error::StartOffset {
+        queue: mq.clone(),
+        source: Box::new(e),
+    };
+    let stored = store
+        .read_offset(mq, ReadOffsetType::ReadFromStore)
+        .await
+        .map_err(|e| wrap(e.into()))?;
+    if let Some(offset) = stored.filter(|o| *o >= 0) {
+        return Ok(offset);
+    }
+    let at = match fallback(from, &mq.topic) {
+        Fallback::At(offset) => return Ok(offset),
+        Fallback::MaxOffset => max_offset(instance, mq).await,
+        Fallback::Search(ms) => search_offset(instance, mq, ms).await,
+    };
+    at.map_err(wrap)
+}
+
+/// GET_MAX_OFFSET at the queue's master.
+pub(crate) async fn max_offset(instance: &ClientInstance, mq: &MessageQueue) -> Result<i64> {
+    let addr = master_addr(instance, mq).await?;
+    Ok(instance
+        .get_max_offset(&addr, &mq.topic, mq.queue_id, Some(&mq.broker_name))
+        .await?)
+}
+
+/// GET_MIN_OFFSET at the queue's master.
+pub(crate) async fn min_offset(instance: &ClientInstance, mq: &MessageQueue) -> Result<i64> {
+    let addr = master_addr(instance, mq).await?;
+    Ok(instance
+        .get_min_offset(&addr, &mq.topic, mq.queue_id, Some(&mq.broker_name))
+        .await?)
+}
+
+/// SEARCH_OFFSET_BY_TIMESTAMP (lower boundary) at the queue's master.
+pub(crate) async fn search_offset(
+    instance: &ClientInstance,
+    mq: &MessageQueue,
+    timestamp_ms: i64,
+) -> Result<i64> {
+    let addr = master_addr(instance, mq).await?;
+    Ok(instance
+        .search_offset(
+            &addr,
+            &mq.topic,
+            mq.queue_id,
+            timestamp_ms,
+            BoundaryType::Lower,
+        )
+        .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use rmq_protocol::Message;
+
+    use super::*;
+
+    #[test]
+    fn java_start_rules() {
+        assert_eq!(fallback(ConsumeFrom::LastOffset, "T"), Fallback::MaxOffset);
+        assert_eq!(
+            fallback(ConsumeFrom::LastOffset, "%RETRY%G"),
+            Fallback::At(0)
+        );
+        assert_eq!(fallback(ConsumeFrom::FirstOffset, "T"), Fallback::At(0));
+        let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(
+            fallback(ConsumeFrom::Timestamp(t), "T"),
+            Fallback::Search(1_700_000_000_123)
+        );
+        assert_eq!(
+            fallback(ConsumeFrom::Timestamp(t), "%RETRY%G"),
+            Fallback::MaxOffset
+        );
+    }
+
+    #[test]
+    fn names() {
+        assert!(check_group("g-1_a|b%c").is_ok());
+        assert!(check_group("").is_err());
+        assert!(check_group(DEFAULT_CONSUMER_GROUP).is_err());
+        assert!(check_group("a b").unwrap_err().contains("' '"));
+        assert!(check_name("topic", &"x".repeat(128), TOPIC_MAX_LEN).is_err());
+    }
+
+    #[test]
+    fn header_always_carries_the_subscription() {
+        let mq = MessageQueue::new("T", "broker-a", 3);
+        let sub = Expression::tag("a || b").to_subscription("T", 77);
+        let spec = PullSpec {
+            offset: 5,
+            max: 32,
+            hold: Some(Duration::from_secs(20)),
+            lite: true,
+        };
+        let h = pull_header("G", &mq, &sub, spec);
+        assert_eq!(
+            h.sys_flag,
+            pull_sys_flag::build(false, true, true, false, true)
+        );
+        assert_eq!(h.suspend_timeout_millis, 20_000);
+        assert_eq!(h.subscription.as_deref(), Some("a || b"));
+        assert_eq!(h.sub_version, 0, "TAG subscriptions send version 0 (Java)");
+        assert_eq!(h.expression_type.as_deref(), Some("TAG"));
+        assert_eq!((h.queue_id, h.queue_offset, h.max_msg_nums), (3, 5, 32));
+        assert_eq!(h.broker_name.as_deref(), Some("broker-a"));
+
+        let sql = Expression::sql("a > 1").to_subscription("T", 77);
+        let spec = PullSpec {
+            hold: None,
+            lite: false,
+            ..spec
+        };
+        let h = pull_header("G", &mq, &sql, spec);
+        assert_eq!(h.sys_flag, pull_sys_flag::SUBSCRIPTION);
+        assert_eq!(h.suspend_timeout_millis, 0);
+        assert_eq!(h.sub_version, 77);
+        assert_eq!(h.expression_type.as_deref(), Some("SQL92"));
+    }
+
+    #[test]
+    fn tag_recheck() {
+        let msg = |tag: Option<&str>| {
+            let mut m = Message::new("T", "b");
+            if let Some(t) = tag {
+                m = m.with_tags(t);
+            }
+            MessageExt {
+                message: m,
+                ..MessageExt::default()
+            }
+        };
+        let sub = Expression::tag("a || b").to_subscription("T", 0);
+        let mut msgs = vec![msg(Some("a")), msg(Some("c")), msg(None), msg(Some("b"))];
+        filter_by_tags(&mut msgs, &sub);
+        let tags: Vec<_> = msgs.iter().map(|m| m.tags()).collect();
+        assert_eq!(tags, [Some("a"), Some("b")]);
+        let all = Expression::all().to_subscription("T", 0);
+        let mut msgs = vec![msg(None), msg(Some("x"))];
+        filter_by_tags(&mut msgs, &all);
+        assert_eq!(msgs.len(), 2);
+    }
+
+    #[test]
+    fn expressions() {
+        assert_eq!(Expression::from("*"), Expression::all());
+        assert_eq!(Expression::default().kind(), ExpressionType::Tag);
+        assert!(Expression::sql(" ").check("T").is_err());
+        assert!(Expression::tag("").check("T").is_ok());
+    }
+}

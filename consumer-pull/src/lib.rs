@@ -1,0 +1,64 @@
+//! The RocketMQ pull consumers of rmq: the application decides when (and,
+//! with the explicit consumer, from where) it reads.
+//!
+//! * [`LitePullConsumer`] — [`subscribe`](LitePullConsumer::subscribe)
+//!   (queues assigned by the group rebalance) or
+//!   [`assign`](LitePullConsumer::assign) (fixed queues); background tasks
+//!   long-poll every queue into a bounded buffer that
+//!   [`poll`](LitePullConsumer::poll) or a [`MessageStream`] hands out; a
+//!   slow reader slows pulling instead of growing memory.
+//!   [`seek`](LitePullConsumer::seek), [`pause`](LitePullConsumer::pause),
+//!   [`commit`](LitePullConsumer::commit) (or auto-commit every 5 s).
+//! * [`PullConsumer`] — explicit pulls of a queue from an offset, offsets
+//!   kept by the broker (clustering) or a local file (broadcasting).
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use rmq_consumer_pull::LitePullConsumer;
+//!
+//! # async fn store(_m: &rmq_consumer_pull::MessageExt) {}
+//! # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+//! let consumer = LitePullConsumer::builder()
+//!     .group("analytics") // name servers default to NAMESRV_ADDR
+//!     .subscribe("clicks", "*")
+//!     .auto_commit(false)
+//!     .start()
+//!     .await?;
+//!
+//! let mut messages = consumer.stream(); // bounded: a slow reader slows pulling
+//! while let Some(msg) = messages.next().await {
+//!     let msg = msg?;
+//!     store(&msg).await;
+//!     consumer.commit().await?; // the offset after the last message handed out
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! See `DESIGN.md` in the crate for the tasks, the buffer and the
+//! non-obvious behaviours.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+#![warn(missing_docs)]
+
+mod common;
+mod error;
+mod lite;
+mod pull;
+
+pub use common::{ConsumeFrom, DEFAULT_CONSUMER_GROUP, Expression};
+pub use error::{Error, Result};
+pub use lite::{
+    BufferStats, LitePullConsumer, LitePullConsumerBuilder, LitePullConsumerConfig, MessageStream,
+};
+pub use pull::{PullConsumer, PullConsumerBuilder, PullConsumerConfig, PullResult};
+pub use rmq_client_core::{ClientConfig, PullStatus};
+pub use rmq_protocol::body::{ExpressionType, MessageModel};
+pub use rmq_protocol::{Message, MessageExt, MessageQueue};
+pub use rmq_rebalance::AllocateStrategy;

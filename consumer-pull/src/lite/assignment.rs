@@ -1,0 +1,236 @@
+//! Which queues the lite pull consumer reads: the rebalance loop
+//! (`subscribe`), `assign`, adding and dropping a queue, `seek`, and the
+//! auto-commit loop.
+//!
+//! Every change of the assignment runs under `Inner::ops`, so a rebalance,
+//! an `assign`, a `seek` and the shutdown never interleave.
+
+use std::sync::Arc;
+
+use rmq_offset_store::PersistMode;
+use rmq_protocol::MessageQueue;
+use rmq_protocol::body::MessageModel;
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use crate::common;
+use crate::error::{Error, Result};
+use crate::lite::{Inner, Mode, pull_task};
+
+/// The rebalance task: runs a rebalance whenever the trigger says so
+/// (every rebalance interval, and at once when the group changes).
+pub(crate) fn spawn_rebalance_loop(inner: &Arc<Inner>) {
+    let task_inner = inner.clone();
+    let span = info_span!("rebalance", group = %inner.config.group);
+    inner.tasks.spawn(
+        async move {
+            let inner = task_inner;
+            loop {
+                tokio::select! {
+                    () = inner.trigger.wait() => {}
+                    () = inner.cancel.cancelled() => break,
+                }
+                // Not raced with the cancellation: a rebalance half done
+                // could drop a queue without persisting its offset.
+                // Shutdown waits for it (its broker calls are bounded).
+                rebalance_once(&inner).await;
+            }
+        }
+        .instrument(span),
+    );
+}
+
+/// One rebalance of every subscribed topic (subscribe mode only): drop
+/// queues no longer assigned (committing what was handed out, with
+/// auto-commit), start newly assigned ones.
+pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
+    let _ops = inner.ops.lock().await;
+    if inner.is_closed() {
+        return;
+    }
+    let (mode, topics) = {
+        let st = inner.state();
+        (
+            st.mode,
+            st.subscriptions.keys().cloned().collect::<Vec<_>>(),
+        )
+    };
+    if mode != Mode::Subscribe {
+        return;
+    }
+    let stale: Vec<MessageQueue> = inner
+        .state()
+        .buffer
+        .queues()
+        .into_iter()
+        .filter(|mq| !topics.contains(&mq.topic))
+        .collect();
+    for mq in &stale {
+        drop_queue(inner, mq).await;
+    }
+    for topic in &topics {
+        let held = inner.state().buffer.queues();
+        match inner.rebalancer.rebalance(topic, &held).await {
+            Ok(Some(d)) if d.is_changed() => {
+                for mq in &d.removed {
+                    drop_queue(inner, mq).await;
+                }
+                for mq in &d.added {
+                    add_queue(inner, mq, None);
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                warn!(group = %inner.config.group, topic, error = %e, "rebalance failed; trying again later")
+            }
+        }
+    }
+}
+
+/// Reads exactly `queues` (sorted, deduplicated, non-empty): drops the
+/// others, starts the new ones.
+pub(crate) async fn assign(inner: &Arc<Inner>, queues: Vec<MessageQueue>) -> Result<()> {
+    let _ops = inner.ops.lock().await;
+    if inner.is_closed() {
+        return Err(Error::Shutdown);
+    }
+    let mut topics: Vec<&str> = queues.iter().map(|mq| mq.topic.as_str()).collect();
+    topics.dedup();
+    for topic in topics {
+        if inner.instance.cached_route(topic).is_none() {
+            if let Err(e) = inner.instance.route(topic).await {
+                warn!(group = %inner.config.group, topic, error = %e, "no route for an assigned topic yet");
+            }
+        }
+    }
+    let held = inner.state().buffer.queues();
+    for mq in held.iter().filter(|mq| !queues.contains(mq)) {
+        drop_queue(inner, mq).await;
+    }
+    for mq in queues.iter().filter(|mq| !held.contains(mq)) {
+        add_queue(inner, mq, None);
+    }
+    info!(group = %inner.config.group, queues = ?queues, "assigned");
+    Ok(())
+}
+
+/// Starts reading `mq` (from `start`, else its committed offset or the
+/// consume-from rule). Caller holds `ops`.
+pub(crate) fn add_queue(inner: &Arc<Inner>, mq: &MessageQueue, start: Option<i64>) {
+    let (generation, token) = {
+        let mut st = inner.state();
+        let Some(generation) = st.buffer.insert_queue(mq) else {
+            return;
+        };
+        let token = inner.cancel.child_token();
+        st.pulls.insert(mq.clone(), token.clone());
+        st.reported.remove(mq);
+        (generation, token)
+    };
+    // Forget any offset left in memory: the start offset is read from the
+    // store (Java `removeDirtyOffset`).
+    inner.offset_store.remove_offset(mq);
+    debug!(group = %inner.config.group, queue = %mq, "queue added");
+    pull_task::spawn(inner, mq.clone(), generation, token, start);
+}
+
+/// Stops reading `mq`: drops its buffered messages, stops its pull task,
+/// commits what was handed out (with auto-commit), persists its offset and
+/// forgets it (Java `removeUnnecessaryMessageQueue`). Caller holds `ops`.
+pub(crate) async fn drop_queue(inner: &Arc<Inner>, mq: &MessageQueue) {
+    let removed = {
+        let mut st = inner.state();
+        if let Some(token) = st.pulls.remove(mq) {
+            token.cancel();
+        }
+        st.reported.remove(mq);
+        st.buffer.remove_queue(mq)
+    };
+    let Some(removed) = removed else {
+        return;
+    };
+    inner.space.notify_waiters();
+    let store = &inner.offset_store;
+    if inner.config.auto_commit {
+        if let Some(offset) = removed.handed_out {
+            store.update_offset(mq, offset, false);
+        }
+    }
+    // One queue only: `persist_all` would also forget the in-memory
+    // offsets of the other queues.
+    if inner.config.message_model == MessageModel::Clustering {
+        inner.ensure_heartbeat(mq).await;
+    }
+    if let Err(e) = store.persist(mq, PersistMode::Sync).await {
+        warn!(group = %inner.config.group, queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
+    }
+    store.remove_offset(mq);
+    debug!(
+        group = %inner.config.group, queue = %mq, dropped = removed.dropped,
+        handed_out = ?removed.handed_out, "queue dropped"
+    );
+}
+
+/// Restarts `mq` at `pick(min, max)` after checking the range.
+pub(crate) async fn seek(
+    inner: &Arc<Inner>,
+    mq: &MessageQueue,
+    pick: impl FnOnce(i64, i64) -> Result<i64>,
+) -> Result<()> {
+    let _ops = inner.ops.lock().await;
+    if inner.is_closed() {
+        return Err(Error::Shutdown);
+    }
+    if !inner.state().buffer.contains(mq) {
+        return Err(Error::NotAssigned { queue: mq.clone() });
+    }
+    let min = common::min_offset(&inner.instance, mq).await?;
+    let max = common::max_offset(&inner.instance, mq).await?;
+    let offset = pick(min, max)?;
+    if offset < min || offset > max {
+        return Err(Error::OffsetOutOfRange {
+            queue: mq.clone(),
+            offset,
+            min,
+            max,
+        });
+    }
+    let (generation, token, dropped) = {
+        let mut st = inner.state();
+        let Some((generation, dropped)) = st.buffer.seek(mq, offset) else {
+            return Err(Error::NotAssigned { queue: mq.clone() });
+        };
+        let token = inner.cancel.child_token();
+        if let Some(old) = st.pulls.insert(mq.clone(), token.clone()) {
+            old.cancel();
+        }
+        st.reported.remove(mq);
+        (generation, token, dropped)
+    };
+    inner.space.notify_waiters();
+    info!(group = %inner.config.group, queue = %mq, offset, dropped, "seek");
+    pull_task::spawn(inner, mq.clone(), generation, token, Some(offset));
+    Ok(())
+}
+
+/// Every auto-commit interval, commits the handed-out offsets (persisting
+/// oneway, like Java's periodic persist).
+pub(crate) fn spawn_auto_commit(inner: &Arc<Inner>) {
+    let task_inner = inner.clone();
+    inner.tasks.spawn(async move {
+        let inner = task_inner;
+        let every = inner.config.auto_commit_interval;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(every) => {}
+                () = inner.cancel.cancelled() => break,
+            }
+            let committed = tokio::select! {
+                r = inner.commit(PersistMode::Oneway) => r,
+                () = inner.cancel.cancelled() => break,
+            };
+            if let Err(e) = committed {
+                warn!(group = %inner.config.group, error = %e, "auto-commit failed; trying again later");
+            }
+        }
+    });
+}

@@ -1,0 +1,324 @@
+//! One pull task per assigned queue (Java `PullTaskImpl`): wait for buffer
+//! room, long-poll the broker (LITE_PULL_MESSAGE), put what arrived into
+//! the buffer, repeat. A seek replaces the task with a new one (new
+//! generation); a dropped queue cancels it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmq_client_core::PullStatus;
+use rmq_protocol::body::{MessageModel, SubscriptionData};
+use rmq_protocol::{MessageExt, MessageQueue, ResponseCode};
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, debug, info_span, trace, warn};
+
+use crate::common::{self, Expression, PullSpec, filter_by_tags};
+use crate::error::Error;
+use crate::lite::Inner;
+use crate::lite::buffer::Gate;
+
+/// Pause after the broker answered FLOW_CONTROL (Java push consumer's
+/// `PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`).
+const BROKER_FLOW_CONTROL_DELAY: Duration = Duration::from_millis(20);
+
+/// Spawns the pull task of `mq` (of buffer generation `generation`) on the
+/// consumer's tracker.
+pub(crate) fn spawn(
+    inner: &Arc<Inner>,
+    mq: MessageQueue,
+    generation: u64,
+    cancel: CancellationToken,
+    start: Option<i64>,
+) {
+    let span = info_span!("pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
+    let task = PullTask {
+        inner: inner.clone(),
+        mq,
+        generation,
+        cancel,
+        broker_id: 0,
+        all: Arc::new(Expression::all().to_subscription("", 0)),
+    };
+    inner.tasks.spawn(task.run(start).instrument(span));
+}
+
+struct PullTask {
+    inner: Arc<Inner>,
+    mq: MessageQueue,
+    generation: u64,
+    cancel: CancellationToken,
+    /// The broker id the last answer suggested.
+    broker_id: i64,
+    /// The `*` subscription used in assign mode.
+    all: Arc<SubscriptionData>,
+}
+
+/// What to do after one pull.
+enum Step {
+    /// Pull again from this offset.
+    Next(i64),
+    /// Pull again from the same offset after this pause.
+    Retry(Duration),
+    /// The queue is gone (or the task was replaced): end.
+    Stop,
+}
+
+/// Reserved buffer slots; given back when dropped unless settled by a
+/// `put` (so a cancelled or failed pull never leaks capacity).
+struct Reservation<'a> {
+    task: &'a PullTask,
+    slots: usize,
+}
+
+impl Reservation<'_> {
+    /// Puts `msgs` into the buffer, settling the reservation. `false` when
+    /// the queue is gone or the task was replaced.
+    fn put(mut self, msgs: Vec<MessageExt>) -> bool {
+        let slots = std::mem::take(&mut self.slots);
+        let t = self.task;
+        let stored = t.inner.state().buffer.put(&t.mq, t.generation, slots, msgs);
+        if stored {
+            t.inner.msg_ready.notify_waiters();
+        }
+        // Unused slots of the reservation were returned by `put`.
+        t.inner.space.notify_waiters();
+        stored
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.slots == 0 {
+            return;
+        }
+        let t = self.task;
+        t.inner
+            .state()
+            .buffer
+            .release(&t.mq, t.generation, self.slots);
+        t.inner.space.notify_waiters();
+    }
+}
+
+impl PullTask {
+    async fn run(mut self, start: Option<i64>) {
+        let start = match start {
+            Some(offset) => Some(offset),
+            None => self.start_offset().await,
+        };
+        let Some(mut offset) = start else {
+            return;
+        };
+        debug!(offset, "pull task started");
+        loop {
+            if self.cancel.is_cancelled() {
+                break;
+            }
+            let Some(slots) = self.wait_for_room().await else {
+                break;
+            };
+            let reservation = Reservation { task: &self, slots };
+            let (step, broker_id) = self.pull_once(offset, reservation).await;
+            if let Some(id) = broker_id {
+                self.broker_id = id;
+            }
+            match step {
+                Step::Next(next) => offset = next,
+                Step::Stop => break,
+                Step::Retry(pause) => {
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
+                        () = self.cancel.cancelled() => break,
+                    }
+                }
+            }
+        }
+        debug!(offset, "pull task stopped");
+    }
+
+    /// The queue's start offset (committed, else consume-from), retrying
+    /// until it is known or the task is cancelled.
+    async fn start_offset(&self) -> Option<i64> {
+        let inner = &self.inner;
+        loop {
+            if inner.config.message_model == MessageModel::Clustering {
+                inner.ensure_heartbeat(&self.mq).await;
+            }
+            let computed = tokio::select! {
+                r = common::start_offset(
+                    &inner.instance,
+                    &*inner.offset_store,
+                    &self.mq,
+                    inner.config.consume_from,
+                ) => r,
+                () = self.cancel.cancelled() => return None,
+            };
+            match computed {
+                Ok(offset) => return Some(offset),
+                Err(e) => {
+                    warn!(error = %e, "cannot compute the start offset; retrying later");
+                    if !e.is_retryable() {
+                        inner.report(&self.mq, e);
+                    }
+                }
+            }
+            tokio::select! {
+                () = tokio::time::sleep(inner.config.pull_delay_when_exception) => {}
+                () = self.cancel.cancelled() => return None,
+            }
+        }
+    }
+
+    /// Waits until the queue is not paused and the buffer has room; the
+    /// number of slots reserved, `None` when the task must end.
+    async fn wait_for_room(&self) -> Option<usize> {
+        let want = usize::try_from(self.inner.config.pull_batch_size).unwrap_or(1);
+        loop {
+            let notified = self.inner.space.notified();
+            tokio::pin!(notified);
+            // Register before looking: room freed after the look wakes us.
+            notified.as_mut().enable();
+            let gate = self
+                .inner
+                .state()
+                .buffer
+                .reserve(&self.mq, self.generation, want);
+            match gate {
+                Gate::Granted(n) => return Some(n),
+                Gate::Gone => return None,
+                Gate::Paused | Gate::Full => {}
+            }
+            tokio::select! {
+                () = &mut notified => {}
+                () = self.cancel.cancelled() => return None,
+            }
+        }
+    }
+
+    /// The subscription to pull with: the topic's in subscribe mode, `*`
+    /// otherwise.
+    fn subscription(&self) -> Arc<SubscriptionData> {
+        self.inner
+            .state()
+            .subscriptions
+            .get(&self.mq.topic)
+            .cloned()
+            .unwrap_or_else(|| self.all.clone())
+    }
+
+    /// One pull of up to the reserved number of messages from `offset`.
+    /// Also returns the broker id the answer suggested.
+    async fn pull_once(&self, offset: i64, reservation: Reservation<'_>) -> (Step, Option<i64>) {
+        let inner = &self.inner;
+        let cfg = &inner.config;
+        let sub = self.subscription();
+        let (addr, _) = match common::pull_addr(&inner.instance, &self.mq, self.broker_id).await {
+            Ok(found) => found,
+            Err(e) => {
+                warn!(error = %e, "no address for the queue's broker; retrying later");
+                return (Step::Retry(cfg.pull_delay_when_exception), None);
+            }
+        };
+        inner.heartbeat.ensure(&inner.instance, &addr).await;
+        let slots = reservation.slots;
+        let spec = PullSpec {
+            offset,
+            max: i32::try_from(slots).unwrap_or(i32::MAX),
+            hold: Some(cfg.broker_suspend_max_time),
+            lite: true,
+        };
+        let header = common::pull_header(&cfg.group, &self.mq, &sub, spec);
+        trace!(offset, max = slots, addr, "pull");
+        let pulled = tokio::select! {
+            r = inner.instance.pull_message(&addr, header, None) => r,
+            () = self.cancel.cancelled() => return (Step::Stop, None),
+        };
+        let result = match pulled {
+            Ok(result) => result,
+            Err(e) => return (self.on_error(e, offset).await, None),
+        };
+        let suggested = Some(result.suggest_which_broker_id);
+        let nbo = result.next_begin_offset;
+        let step = match result.status {
+            PullStatus::Found => {
+                let mut msgs = match result.decode_messages(&self.mq) {
+                    Ok(msgs) => msgs,
+                    Err(e) => {
+                        warn!(offset, error = %e, "cannot decode pulled messages; retrying later");
+                        inner.report(
+                            &self.mq,
+                            Error::Pull {
+                                queue: self.mq.clone(),
+                                source: e,
+                            },
+                        );
+                        return (Step::Retry(cfg.pull_delay_when_exception), suggested);
+                    }
+                };
+                filter_by_tags(&mut msgs, &sub);
+                // The buffer limit is hard: keep what was reserved and pull
+                // the rest again (only an unwrapped 5.x inner batch can
+                // bring more than asked for).
+                let next = match msgs.get(slots) {
+                    Some(first_left) => {
+                        let at = first_left.queue_offset;
+                        msgs.truncate(slots);
+                        at
+                    }
+                    None => nbo,
+                };
+                trace!(found = msgs.len(), next, "found");
+                if !reservation.put(msgs) {
+                    return (Step::Stop, suggested);
+                }
+                inner.clear_reported(&self.mq);
+                Step::Next(next)
+            }
+            PullStatus::NoNewMsg | PullStatus::NoMatchedMsg => {
+                inner.clear_reported(&self.mq);
+                Step::Next(nbo)
+            }
+            PullStatus::OffsetIllegal => {
+                warn!(
+                    offset,
+                    next = nbo,
+                    "the pull offset is illegal; continuing from the broker's offset"
+                );
+                Step::Next(nbo)
+            }
+            _ => Step::Retry(cfg.pull_delay_when_exception),
+        };
+        (step, suggested)
+    }
+
+    async fn on_error(&self, e: rmq_client_core::Error, offset: i64) -> Step {
+        let inner = &self.inner;
+        let delay = inner.config.pull_delay_when_exception;
+        match e.response_code() {
+            Some(ResponseCode::FLOW_CONTROL) => {
+                debug!(error = %e, "broker flow control");
+                Step::Retry(BROKER_FLOW_CONTROL_DELAY)
+            }
+            Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
+                debug!(error = %e, "the broker does not know the group yet; heartbeat");
+                inner.instance.send_heartbeat_now().await;
+                Step::Retry(delay)
+            }
+            _ => {
+                if !self.cancel.is_cancelled() {
+                    warn!(offset, error = %e, "pull failed; retrying later");
+                    if !e.is_retryable() {
+                        inner.report(
+                            &self.mq,
+                            Error::Pull {
+                                queue: self.mq.clone(),
+                                source: e,
+                            },
+                        );
+                    }
+                }
+                Step::Retry(delay)
+            }
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! [`Env`]: the real broker, an admin client instance for broker-side checks, topics, producers.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use rmq_client_core::{ClientConfig, ClientInstance, PullStatus};
+use rmq_producer::{Message, Producer};
+use rmq_protocol::header::{
+    PullMessageRequestHeader, QueryConsumerOffsetRequestHeader, pull_sys_flag,
+};
+use rmq_protocol::{MessageExt, MessageQueue};
+use rmq_testkit::Broker;
+
+/// Most messages one batch send carries in [`Env::send_spread`].
+const BATCH: usize = 100;
+/// [`Env::send_spread`] uses at least this many batches when it can, so that small sends still
+/// reach every queue of a topic.
+const MIN_BATCHES: usize = 16;
+/// Batch sends in flight at once in [`Env::send_spread`].
+const IN_FLIGHT: usize = 4;
+
+/// One message a test sent: its index in the test's sequence and where the broker stored it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sent {
+    /// Index given to the message builder.
+    pub index: usize,
+    /// `UNIQ_KEY` (what the consumer sees as `msg_id`).
+    pub msg_id: String,
+    /// Queue it was stored in.
+    pub queue: MessageQueue,
+    /// Its offset in that queue.
+    pub queue_offset: i64,
+}
+
+/// The test broker plus an admin client instance (own instance name) for checks.
+#[derive(Debug)]
+pub struct Env {
+    /// The broker `rmq-testkit` started (or found at `NAMESRV_ADDR`).
+    pub broker: &'static Broker,
+    /// A client instance of its own, used only to read broker state and pull raw.
+    pub admin: ClientInstance,
+}
+
+impl Env {
+    /// Starts (once per process) or finds the broker and an admin client instance.
+    pub async fn new() -> Env {
+        let broker = rmq_testkit::broker().await;
+        let config = ClientConfig::builder()
+            .namesrv_addr(broker.namesrv_addr.clone())
+            .instance_name(rmq_testkit::unique_name("it_admin"))
+            .build()
+            .expect("admin client config");
+        let admin = ClientInstance::get_or_start(config).expect("admin client instance starts");
+        Env { broker, admin }
+    }
+
+    /// The test name server address.
+    pub fn namesrv(&self) -> &str {
+        &self.broker.namesrv_addr
+    }
+
+    /// Stops the admin client instance.
+    pub async fn shutdown(&self) {
+        self.admin.shutdown().await;
+    }
+
+    /// A fresh topic with `queues` read/write queues on the test broker, routable when this returns.
+    pub async fn topic(&self, prefix: &str, queues: i32) -> String {
+        let topic = rmq_testkit::unique_name(prefix);
+        rmq_testkit::admin::create_topic(
+            self.admin.remoting(),
+            &self.broker.namesrv_addr,
+            &self.broker.broker_addr,
+            &topic,
+            queues,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("create topic {topic}: {e}"));
+        topic
+    }
+
+    /// Queue `queue_id` of `topic` on the test broker.
+    pub fn mq(&self, topic: &str, queue_id: i32) -> MessageQueue {
+        MessageQueue::new(topic, &self.broker.broker_name, queue_id)
+    }
+
+    /// A started producer with a fresh group.
+    pub async fn producer(&self) -> Producer {
+        Producer::builder()
+            .group(rmq_testkit::unique_name("it_pg"))
+            .namesrv_addr(self.broker.namesrv_addr.clone())
+            .start()
+            .await
+            .expect("producer starts")
+    }
+
+    /// Sends `n` messages built by `build(index)` (all of one topic, no delay level) in batches of
+    /// at most 100 (at least 16 batches when `n` allows), four batches in flight; the producer
+    /// spreads the batches over the topic's queues.
+    /// Returns them in index order.
+    pub async fn send_spread(
+        &self,
+        producer: &Producer,
+        n: usize,
+        build: impl Fn(usize) -> Message,
+    ) -> Vec<Sent> {
+        let mut out = Vec::with_capacity(n);
+        let mut pending = FuturesUnordered::new();
+        let mut next = 0;
+        let batch = (n / MIN_BATCHES).clamp(1, BATCH);
+        loop {
+            while pending.len() < IN_FLIGHT && next < n {
+                let end = (next + batch).min(n);
+                let msgs: Vec<Message> = (next..end).map(&build).collect();
+                let first = next;
+                next = end;
+                pending.push(async move {
+                    let r = producer.send_batch(msgs).await;
+                    (first, r)
+                });
+            }
+            let Some((first, r)) = pending.next().await else {
+                break;
+            };
+            let r = r.unwrap_or_else(|e| panic!("batch send from index {first}: {e}"));
+            for (i, id) in r.msg_id.split(',').enumerate() {
+                out.push(Sent {
+                    index: first + i,
+                    msg_id: id.to_owned(),
+                    queue: r.message_queue.clone(),
+                    queue_offset: r.queue_offset + i64::try_from(i).expect("small"),
+                });
+            }
+        }
+        out.sort_by_key(|s| s.index);
+        assert_eq!(out.len(), n, "every batch reported its message ids");
+        out
+    }
+
+    /// Sends one message to queue `queue_id` of its topic.
+    pub async fn send_to_queue(&self, producer: &Producer, msg: Message, queue_id: i32) -> Sent {
+        let queue = self.mq(&msg.topic, queue_id);
+        let r = producer
+            .send_to_queue(msg, &queue)
+            .await
+            .unwrap_or_else(|e| panic!("send to {queue}: {e}"));
+        Sent {
+            index: 0,
+            msg_id: r.msg_id,
+            queue: r.message_queue,
+            queue_offset: r.queue_offset,
+        }
+    }
+
+    /// The group's committed offset of a queue on the test broker (QUERY_CONSUMER_OFFSET);
+    /// `None` when the broker has none.
+    pub async fn committed_offset(&self, group: &str, mq: &MessageQueue) -> Option<i64> {
+        let header = QueryConsumerOffsetRequestHeader {
+            consumer_group: group.to_owned(),
+            topic: mq.topic.clone(),
+            queue_id: mq.queue_id,
+            set_zero_if_not_found: None,
+            broker_name: Some(mq.broker_name.clone()),
+        };
+        self.admin
+            .query_consumer_offset(&self.broker.broker_addr, header)
+            .await
+            .unwrap_or_else(|e| panic!("query consumer offset of {group} on {mq}: {e}"))
+    }
+
+    /// Committed offsets of queues `0..queues` of `topic`.
+    pub async fn committed_offsets(
+        &self,
+        group: &str,
+        topic: &str,
+        queues: i32,
+    ) -> Vec<Option<i64>> {
+        let mut out = Vec::new();
+        for q in 0..queues {
+            out.push(self.committed_offset(group, &self.mq(topic, q)).await);
+        }
+        out
+    }
+
+    /// Waits (bounded polling, `limit`) until the group's committed offsets of queues
+    /// `0..queues` of `topic` equal their max offsets; returns how long that took.
+    pub async fn wait_committed_at_max(
+        &self,
+        group: &str,
+        topic: &str,
+        queues: i32,
+        limit: Duration,
+    ) -> Duration {
+        let start = tokio::time::Instant::now();
+        let max = self.max_offsets(topic, queues).await;
+        crate::poll_until(
+            limit,
+            Duration::from_millis(50),
+            "committed offsets == max offsets",
+            || {
+                let max = &max;
+                async move {
+                    let committed = self.committed_offsets(group, topic, queues).await;
+                    // An empty queue may have no committed offset.
+                    let at_max = committed
+                        .iter()
+                        .zip(max)
+                        .all(|(c, m)| *c == Some(*m) || (c.is_none() && *m == 0));
+                    if at_max {
+                        Ok(())
+                    } else {
+                        Err(format!("committed {committed:?}, max {max:?}"))
+                    }
+                }
+            },
+        )
+        .await;
+        start.elapsed()
+    }
+
+    /// The max offset (next offset to be written) of a queue on the test broker.
+    pub async fn max_offset(&self, mq: &MessageQueue) -> i64 {
+        self.admin
+            .get_max_offset(
+                &self.broker.broker_addr,
+                &mq.topic,
+                mq.queue_id,
+                Some(&mq.broker_name),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("max offset of {mq}: {e}"))
+    }
+
+    /// Max offsets of queues `0..queues` of `topic`.
+    pub async fn max_offsets(&self, topic: &str, queues: i32) -> Vec<i64> {
+        let mut out = Vec::new();
+        for q in 0..queues {
+            out.push(self.max_offset(&self.mq(topic, q)).await);
+        }
+        out
+    }
+
+    /// The client ids the test broker lists for `group` (GET_CONSUMER_LIST_BY_GROUP).
+    pub async fn consumer_ids(&self, group: &str) -> Vec<String> {
+        self.admin
+            .get_consumer_id_list(&self.broker.broker_addr, group)
+            .await
+            .unwrap_or_else(|e| panic!("consumer list of {group}: {e}"))
+    }
+
+    /// Every message of queue `queue_id` of `topic` (any broker the route names, e.g. a DLQ topic
+    /// the broker created on send-back), pulled raw from offset 0 until the queue is exhausted.
+    pub async fn pull_all(&self, topic: &str, queue_id: i32) -> Vec<MessageExt> {
+        let route = self
+            .admin
+            .refresh_route(topic)
+            .await
+            .unwrap_or_else(|e| panic!("route of {topic}: {e}"));
+        let mut out = Vec::new();
+        for qd in &route.route_data().queue_datas {
+            if queue_id >= qd.read_queue_nums.max(qd.write_queue_nums) {
+                continue;
+            }
+            let Some(addr) = route
+                .route_data()
+                .broker(&qd.broker_name)
+                .and_then(|b| b.master_addr())
+            else {
+                continue;
+            };
+            let mq = MessageQueue::new(topic, &qd.broker_name, queue_id);
+            let mut offset = 0;
+            loop {
+                let header = PullMessageRequestHeader {
+                    consumer_group: "rmq_it_raw_reader".into(),
+                    topic: topic.into(),
+                    queue_id,
+                    queue_offset: offset,
+                    max_msg_nums: 32,
+                    sys_flag: pull_sys_flag::build(false, false, true, false, false),
+                    commit_offset: 0,
+                    suspend_timeout_millis: 0,
+                    subscription: Some("*".into()),
+                    sub_version: now_ms(),
+                    expression_type: Some("TAG".into()),
+                    max_msg_bytes: None,
+                    broker_name: Some(qd.broker_name.clone()),
+                };
+                let r = self
+                    .admin
+                    .pull_message(addr, header, Some(Duration::from_secs(10)))
+                    .await
+                    .unwrap_or_else(|e| panic!("raw pull of {mq} at {offset}: {e}"));
+                match r.status {
+                    PullStatus::Found => {
+                        out.extend(r.decode_messages(&mq).expect("decode pulled messages"));
+                        offset = r.next_begin_offset;
+                    }
+                    PullStatus::OffsetIllegal if r.next_begin_offset != offset => {
+                        offset = r.next_begin_offset;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or_default()
+}

@@ -1,0 +1,22 @@
+//! Support code for the end-to-end tests of the rmq push consumer (`tests/push_*.rs`) and for the
+//! `push-child` binary those tests run as a separate, killable consumer process.
+//!
+//! * [`Env`]: the real broker (started once per process by `rmq-testkit`), an admin
+//!   [`ClientInstance`](rmq_client_core::ClientInstance) to read broker state (committed offsets,
+//!   max offsets, consumer lists, raw pulls), topic creation and producers.
+//! * [`Recorder`]: what a listener saw, with awaitable conditions (no sleeps).
+//! * [`consumer`]: starting push consumers for tests ([`consumer::ConsumerSpec`]), recording
+//!   listeners, and reading the consumer's inspection API.
+//! * [`child`]: the contract between the tests and `push-child` (environment variables, output
+//!   file) and a handle that SIGKILLs the child when dropped.
+//! * [`within`], [`poll_until`]: time limits and bounded polling of broker state.
+
+pub mod child;
+pub mod consumer;
+mod env;
+mod record;
+mod wait;
+
+pub use env::{Env, Sent};
+pub use record::{Delivery, Recorder};
+pub use wait::{TEST_TIMEOUT, poll_until, within};
