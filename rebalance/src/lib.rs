@@ -12,6 +12,9 @@
 //! [`RebalanceTrigger`] says when to run (every 20 s, at once on
 //! NOTIFY_CONSUMER_IDS_CHANGED, at least 1 s apart).
 //!
+//! The [`lock`] module holds the broker-side queue locks of orderly
+//! consumers ([`QueueLocks`]: LOCK_BATCH_MQ, renewal, lease, UNLOCK_BATCH_MQ).
+//!
 //! # Example
 //!
 //! ```
@@ -47,6 +50,7 @@
 
 pub mod allocate;
 mod error;
+pub mod lock;
 pub mod rebalancer;
 
 pub use allocate::{
@@ -55,6 +59,9 @@ pub use allocate::{
     MachineRoomResolver, Md5Hash, sort_consumer_ids, sort_queues,
 };
 pub use error::AllocateError;
+pub use lock::{
+    BROKER_LOCK_LEASE, DEFAULT_LOCK_LEASE, DEFAULT_LOCK_RENEW_INTERVAL, LockState, QueueLocks,
+};
 pub use rebalancer::{
     DEFAULT_MIN_REBALANCE_INTERVAL, DEFAULT_REBALANCE_INTERVAL, Error, RebalanceDiff,
     RebalanceTrigger, Rebalancer, Result, diff,

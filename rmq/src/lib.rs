@@ -40,8 +40,9 @@ pub use rmq_producer::{Producer, ProducerBuilder, select_by_hash};
 pub use rmq_consumer_push as consumer_push;
 #[cfg(feature = "consumer-push")]
 pub use rmq_consumer_push::{
-    ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, PushConsumer,
-    PushConsumerBuilder, async_trait, listener_fn,
+    ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, OrderlyContext,
+    OrderlyListener, OrderlyResult, PushConsumer, PushConsumerBuilder, async_trait, listener_fn,
+    orderly_listener_fn,
 };
 
 /// The pull consumers' layer (its `ConsumeFrom` is
@@ -59,8 +60,9 @@ pub mod prelude {
     pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};
     #[cfg(feature = "consumer-push")]
     pub use crate::{
-        ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, PushConsumer,
-        async_trait, listener_fn,
+        ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, OrderlyContext,
+        OrderlyListener, OrderlyResult, PushConsumer, async_trait, listener_fn,
+        orderly_listener_fn,
     };
     #[cfg(feature = "producer")]
     pub use crate::{Producer, select_by_hash};

@@ -1,0 +1,101 @@
+//! Queue locks against the real broker (rmq-testkit): two clients of one
+//! group compete for a topic's queues.
+
+use std::time::Duration;
+
+use rmq_client_core::{ClientConfig, ClientInstance};
+use rmq_protocol::MessageQueue;
+use rmq_rebalance::QueueLocks;
+
+async fn instance(tag: &str) -> ClientInstance {
+    let broker = rmq_testkit::broker().await;
+    let config = ClientConfig::builder()
+        .namesrv_addr(&broker.namesrv_addr)
+        .instance_name(rmq_testkit::unique_name(tag))
+        .build()
+        .expect("valid config");
+    ClientInstance::get_or_start(config).expect("instance starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_compete_for_queue_locks() {
+    let run = async {
+        let broker = rmq_testkit::broker().await;
+        let a = instance("lock_a").await;
+        let b = instance("lock_b").await;
+        let topic = rmq_testkit::unique_name("locks");
+        rmq_testkit::admin::create_topic(
+            a.remoting(),
+            &broker.namesrv_addr,
+            &broker.broker_addr,
+            &topic,
+            4,
+        )
+        .await
+        .expect("topic created");
+        a.route(&topic).await.expect("route a");
+        b.route(&topic).await.expect("route b");
+        let group = rmq_testkit::unique_name("lock_g");
+        let mqs: Vec<MessageQueue> = (0..4)
+            .map(|i| MessageQueue::new(topic.as_str(), broker.broker_name.as_str(), i))
+            .collect();
+        let la = QueueLocks::new(a.clone(), group.as_str());
+        let lb = QueueLocks::new(b.clone(), group.as_str());
+
+        // A takes everything; B gets nothing and tracks nothing.
+        assert_eq!(la.lock(&mqs).await, mqs);
+        assert!(mqs.iter().all(|mq| la.is_locked_and_fresh(mq)));
+        assert!(lb.lock(&mqs).await.is_empty());
+        assert!(lb.tracked().is_empty());
+        assert!(!lb.is_locked_and_fresh(&mqs[0]));
+
+        // Locking again is a renewal for the owner.
+        let before = la.state(&mqs[0]).expect("tracked").last_lock;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(la.renew_all().await, mqs);
+        assert!(la.state(&mqs[0]).expect("tracked").last_lock > before);
+
+        // A releases two queues: B can take exactly those.
+        la.unlock(&mqs[..2], false).await;
+        assert_eq!(la.tracked(), mqs[2..]);
+        assert!(!la.is_locked(&mqs[0]));
+        assert_eq!(lb.lock(&mqs).await, mqs[..2]);
+        // A's renewal does not re-take what it unlocked.
+        assert_eq!(la.renew_all().await, mqs[2..]);
+        // renew() only touches tracked queues: A cannot renew B's.
+        assert!(la.renew(&mqs[..2]).await.is_empty());
+
+        // A lease that ran out makes the lock stale without any broker call.
+        let short =
+            QueueLocks::new(a.clone(), group.as_str()).with_lease(Duration::from_millis(50));
+        assert_eq!(short.lock(&mqs[2..3]).await, mqs[2..3]);
+        assert!(short.is_locked_and_fresh(&mqs[2]));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(short.is_locked(&mqs[2]));
+        assert!(!short.is_locked_and_fresh(&mqs[2]));
+        short.forget(&mqs[2]);
+
+        la.unlock_all(false).await;
+        lb.unlock_all(true).await;
+        assert!(la.tracked().is_empty() && lb.tracked().is_empty());
+        // Oneway unlocks may still be in flight: poll until A can take all.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if la.lock(&mqs).await == mqs {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "B's oneway unlock took effect"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        la.unlock_all(false).await;
+        a.release().await;
+        b.release().await;
+    };
+    match tokio::time::timeout(Duration::from_secs(120), run).await {
+        Ok(()) => {}
+        Err(_) => panic!("the lock test did not finish within 120 s"),
+    }
+}
