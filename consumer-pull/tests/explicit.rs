@@ -203,9 +203,12 @@ async fn consume_offsets_tags_search_and_send_back() {
 
         assert_eq!(pull.search_offset(&queue, before).await.expect("search"), 0);
         let future = SystemTime::now() + Duration::from_secs(3600);
-        assert_eq!(
-            pull.search_offset(&queue, future).await.expect("search"),
-            20
+        // Past the last message: 5.x brokers answer the max offset (20),
+        // 4.9.x brokers the offset of the last message (19).
+        let found = pull.search_offset(&queue, future).await.expect("search");
+        assert!(
+            found == 20 || found == 19,
+            "search past the end gave {found}"
         );
 
         // Consume offsets: none yet (the broker answers 0 for a new group on

@@ -56,6 +56,8 @@ async fn route_query_for_an_auto_created_topic() {
             .unwrap();
         assert_eq!(before.response_code(), ResponseCode::TOPIC_NOT_EXIST);
         // A send with defaultTopic TBW102 makes the broker create the topic.
+        // The broker registers it with the name server at once, or at its
+        // next periodic registration (every 30 s) at the latest.
         raw_send(
             &env,
             &RawSend {
@@ -70,7 +72,7 @@ async fn route_query_for_an_auto_created_topic() {
         )
         .await;
         let response =
-            admin::wait_for_route(&env.client, &env.namesrv, &topic, Duration::from_secs(30))
+            admin::wait_for_route(&env.client, &env.namesrv, &topic, Duration::from_secs(45))
                 .await
                 .unwrap();
         let route = TopicRouteData::decode(&response.body).unwrap();

@@ -225,7 +225,9 @@ impl PullTask {
             offset,
             max: i32::try_from(slots).unwrap_or(i32::MAX),
             hold: Some(cfg.broker_suspend_max_time),
-            lite: true,
+            // PULL_MESSAGE, not LITE_PULL_MESSAGE (361): 4.9.x brokers answer
+            // 361 with REQUEST_CODE_NOT_SUPPORTED, and both codes read alike.
+            lite: false,
         };
         let header = common::pull_header(&cfg.group, &self.mq, &sub, spec);
         trace!(offset, max = slots, addr, "pull");

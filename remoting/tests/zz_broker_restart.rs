@@ -1,7 +1,7 @@
 //! Killing the REAL broker fails pending calls promptly (not after their
 //! timeout), and calls succeed again once it is back.
 //!
-//! Its own test binary: it kills broker-a, so nothing else may run against
+//! Its own test binary, named to run last in this crate: it kills broker-a, so nothing else may run against
 //! the broker at the same time (cargo runs test binaries one after another).
 
 mod broker;
