@@ -1,0 +1,163 @@
+package rmqbench;
+
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.MessageExt;
+
+/**
+ * Drain / latency peer on the official Java client's DefaultMQPushConsumer, for bench/run.sh.
+ *
+ * <pre>
+ * java -cp target/classes:target/lib/* rmqbench.Drain --namesrv ADDR --topic T --group G --expect N
+ *      [--threads 20] [--batch 32] [--latency-skip K] [--timeout-s 600]
+ * </pre>
+ *
+ * Fresh group, CONSUME_FROM_FIRST_OFFSET, no-op listener, consumeThreadMin = Max = threads,
+ * pullBatchSize = batch, consumeMessageBatchMaxSize 1. Prints READY once started and one
+ * {@code RESULT {json}} line at the end. With --latency-skip, bodies carry [send time in us since
+ * the epoch, big-endian u64][sequence number, u64]; messages with sequence >= skip record
+ * receive time - send time.
+ */
+public final class Drain {
+    private static final Object TIMES_LOCK = new Object();
+    private static long firstNanos = 0;
+    private static long lastNanos = 0;
+    private static long[] latencies = new long[1 << 16];
+    private static int latencyCount = 0;
+
+    private Drain() {
+    }
+
+    private static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
+    }
+
+    private static synchronized void addLatency(long us) {
+        if (latencyCount == latencies.length) {
+            latencies = Arrays.copyOf(latencies, latencies.length * 2);
+        }
+        latencies[latencyCount++] = us;
+    }
+
+    private static double percentile(long[] sorted, int n, double p) {
+        if (n == 0) {
+            return 0.0;
+        }
+        int idx = (int) Math.ceil(p * n);
+        idx = Math.max(1, Math.min(n, idx)) - 1;
+        return sorted[idx] / 1000.0;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String namesrv = System.getenv().getOrDefault("NAMESRV_ADDR", "127.0.0.1:9876");
+        String topic = null;
+        String group = null;
+        long expect = 0;
+        int threads = 20;
+        int batch = 32;
+        long latencySkip = -1;
+        long timeoutS = 600;
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            String v = args[i + 1];
+            switch (args[i]) {
+                case "--namesrv": namesrv = v; break;
+                case "--topic": topic = v; break;
+                case "--group": group = v; break;
+                case "--expect": expect = Long.parseLong(v); break;
+                case "--threads": threads = Integer.parseInt(v); break;
+                case "--batch": batch = Integer.parseInt(v); break;
+                case "--latency-skip": latencySkip = Long.parseLong(v); break;
+                case "--timeout-s": timeoutS = Long.parseLong(v); break;
+                default:
+                    System.err.println("java-peer: unknown flag " + args[i]);
+                    System.exit(2);
+            }
+        }
+        if (topic == null || group == null || expect <= 0) {
+            System.err.println("java-peer: --topic, --group and --expect are required");
+            System.exit(2);
+        }
+        final long expected = expect;
+        final long skip = latencySkip;
+        final AtomicLong count = new AtomicLong();
+        final CountDownLatch done = new CountDownLatch(1);
+
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+        consumer.setNamesrvAddr(namesrv);
+        consumer.setInstanceName("bench-" + ProcessHandle.current().pid());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setConsumeThreadMin(threads);
+        consumer.setConsumeThreadMax(threads);
+        consumer.setPullBatchSize(batch);
+        consumer.setConsumeMessageBatchMaxSize(1);
+        consumer.subscribe(topic, "*");
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            long now = System.nanoTime();
+            if (skip >= 0) {
+                long recv = nowMicros();
+                for (MessageExt m : msgs) {
+                    byte[] body = m.getBody();
+                    if (body != null && body.length >= 16) {
+                        ByteBuffer buf = ByteBuffer.wrap(body);
+                        long sent = buf.getLong(0);
+                        long seq = buf.getLong(8);
+                        if (seq >= skip) {
+                            addLatency(Math.max(0, recv - sent));
+                        }
+                    }
+                }
+            }
+            synchronized (TIMES_LOCK) {
+                if (firstNanos == 0) {
+                    firstNanos = now;
+                }
+                lastNanos = now;
+            }
+            long n = msgs.size();
+            long after = count.addAndGet(n);
+            if (after >= expected && after - n < expected) {
+                done.countDown();
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        long started = System.nanoTime();
+        consumer.start();
+        System.out.println("READY");
+        System.out.flush();
+        boolean finished = done.await(timeoutS, TimeUnit.SECONDS);
+
+        long c = count.get();
+        long first;
+        long last;
+        synchronized (TIMES_LOCK) {
+            first = firstNanos;
+            last = lastNanos;
+        }
+        double elapsed = first == 0 ? 0.0 : (last - first) / 1e9;
+        double startup = first == 0 ? 0.0 : (first - started) / 1e9;
+        long[] lat;
+        int n;
+        synchronized (Drain.class) {
+            n = latencyCount;
+            lat = Arrays.copyOf(latencies, n);
+        }
+        Arrays.sort(lat);
+        System.out.printf(java.util.Locale.ROOT,
+            "RESULT {\"client\":\"java-push\",\"count\":%d,\"elapsed_s\":%.6f,\"startup_s\":%.6f,\"timeout\":%s,"
+                + "\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f}%n",
+            c, elapsed, startup, !finished, n, percentile(lat, n, 0.50), percentile(lat, n, 0.99),
+            percentile(lat, n, 0.999));
+        System.out.flush();
+        consumer.shutdown();
+        System.exit(0);
+    }
+}

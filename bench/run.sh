@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# rmq beside the official Java client, the Go client and the rocketmq-client-rust crate, on one
+# local real broker, in one run. See bench/README.md.
+#
+# Usage: bench/run.sh [options]
+#   --count N             messages preloaded and drained (default 200000)
+#   --size BYTES          message body size (default 1024)
+#   --queues Q            queues of every benchmark topic (default 8)
+#   --reps R              repetitions of every measurement, interleaved between clients (default 3)
+#   --clients LIST        comma-separated: all (default), rmq, java, go, rocketmq-rust, or client names
+#                         (rmq-push, rmq-pull, raw-pull, java-push, go-push, rocketmq-rust-push,
+#                         rmq-producer, java-producer)
+#   --scenarios LIST      comma-separated: drain, latency, produce (default all three)
+#   --latency-rate R      fixed producer rate of the latency runs, msg/s (default 5000)
+#   --latency-duration S  measured seconds of each latency run (default 30; plus --latency-warmup 2)
+#   --producer-count N    messages per producer run (default: --count)
+#   --producer-threads T  send threads (Java) / tasks (rmq) of the sync producer runs (default 64)
+#   --java-producer official|own   java-producer sync: rocketmq-example's benchmark Producer (official,
+#                         default) or rmqbench.Produce (own); async always uses rmqbench.Produce
+#   --quick               small and fast (<= 3 minutes once built): 20000 messages, 1 repetition,
+#                         latency 2000 msg/s for 5 s, 20000 messages per producer run
+#   --no-build            use the programs as they are (fails for a client whose program is missing)
+#   -h | --help
+#
+# Environment: NAMESRV_ADDR (unset: the local broker is started with scripts/rocketmq-local.sh and
+# stopped at the end), RMQ_BROKER_ADDR (broker that gets the benchmark topics; default: the first
+# master in the route of TBW102), RMQ_VERSION (Java client version, default: the running broker's,
+# else 5.5.0), BENCH_JAVA_OPTS (extra JVM flags for the Java clients).
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH/.." && pwd)"
+
+count=200000
+size=1024
+queues=8
+reps=3
+clients=all
+scenarios=drain,latency,produce
+latency_rate=5000
+latency_duration=30
+latency_warmup=2
+producer_count=""
+producer_threads=64
+java_producer=official
+build=1
+mode_name=full
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+die() { printf 'bench/run.sh: error: %s\n' "$*" >&2; exit 1; }
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --count) count="$2"; shift 2 ;;
+    --size) size="$2"; shift 2 ;;
+    --queues) queues="$2"; shift 2 ;;
+    --reps) reps="$2"; shift 2 ;;
+    --clients) clients="$2"; shift 2 ;;
+    --scenarios) scenarios="$2"; shift 2 ;;
+    --latency-rate) latency_rate="$2"; shift 2 ;;
+    --latency-duration) latency_duration="$2"; shift 2 ;;
+    --latency-warmup) latency_warmup="$2"; shift 2 ;;
+    --producer-count) producer_count="$2"; shift 2 ;;
+    --producer-threads) producer_threads="$2"; shift 2 ;;
+    --java-producer) java_producer="$2"; shift 2 ;;
+    --quick)
+      count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
+      producer_count=20000; mode_name=quick; shift ;;
+    --no-build) build=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+done
+
+command -v python3 >/dev/null 2>&1 || die "python3 not found (the runner and the chart use only its standard library)"
+command -v cargo >/dev/null 2>&1 || die "cargo not found"
+
+wants() { # wants CLIENT: whether --clients selects it
+  local c="$1" IFS=,
+  for w in $clients; do
+    case "$w" in
+      all) return 0 ;;
+      rmq) [[ "$c" == rmq-* || "$c" == raw-pull ]] && return 0 ;;
+      java) [[ "$c" == java-* ]] && return 0 ;;
+      go) [[ "$c" == go-* ]] && return 0 ;;
+      rocketmq-rust) [[ "$c" == rocketmq-rust-* ]] && return 0 ;;
+      "$c") return 0 ;;
+    esac
+  done
+  return 1
+}
+
+# ---- broker ---------------------------------------------------------------------------------------
+started_broker=0
+if [[ -z "${NAMESRV_ADDR:-}" ]]; then
+  if "$ROOT/scripts/rocketmq-local.sh" status >/dev/null 2>&1; then
+    log "using the running local broker"
+  else
+    log "starting the local broker (scripts/rocketmq-local.sh start)"
+    started_broker=1
+  fi
+  eval "$("$ROOT/scripts/rocketmq-local.sh" start)"
+fi
+cleanup() {
+  if [[ $started_broker == 1 ]]; then
+    log "stopping the local broker"
+    "$ROOT/scripts/rocketmq-local.sh" stop >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+export NAMESRV_ADDR
+rmq_version="${RMQ_VERSION:-5.5.0}"
+log "name server $NAMESRV_ADDR, RocketMQ $rmq_version"
+
+# ---- programs -------------------------------------------------------------------------------------
+unavailable=()
+java_cp=""
+go_peer="$BENCH/peers/go/gopeer"
+rust_peer="$BENCH/peers/rocketmq-rust/target/release/rocketmq-rust-peer"
+rmq_bench="$ROOT/target/release/rmq-bench"
+
+if [[ $build == 1 ]]; then
+  log "building rmq-bench (cargo build --release -p rmq-bench)"
+  (cd "$ROOT" && cargo build --release -q -p rmq-bench) || die "rmq-bench does not build"
+fi
+[[ -x "$rmq_bench" ]] || die "$rmq_bench missing (run without --no-build)"
+
+if wants java-push || wants java-producer; then
+  java_dir="$BENCH/peers/java"
+  if [[ $build == 1 ]]; then
+    log "building the Java peer (Maven, rocketmq-client $rmq_version)"
+    mvn_package() { # mvn_package [extra flags]: offline first (warm ~/.m2), else online
+      (cd "$java_dir" && { mvn -B -q -o -Drocketmq.version="$rmq_version" "$@" package >/dev/null 2>&1 \
+          || mvn -B -q -Drocketmq.version="$rmq_version" "$@" package; })
+    }
+    if ! mvn_package; then
+      # Maven Central has rocketmq-example (the official benchmark Producer) for 5.x only.
+      log "no rocketmq-example $rmq_version: building without it; java-producer uses rmqbench.Produce"
+      if mvn_package -Dno.example=true; then
+        java_producer=own
+      else
+        unavailable+=("java-push=Maven build of bench/peers/java failed" "java-producer=Maven build of bench/peers/java failed")
+      fi
+    fi
+  fi
+  if [[ -d "$java_dir/target/classes/rmqbench" && -d "$java_dir/target/lib-$rmq_version" ]]; then
+    java_cp="$java_dir/target/classes:$java_dir/target/lib-$rmq_version/*"
+    compgen -G "$java_dir/target/lib-$rmq_version/rocketmq-example-*.jar" >/dev/null || java_producer=own
+  elif [[ " ${unavailable[*]} " != *" java-push="* ]]; then
+    unavailable+=("java-push=bench/peers/java is not built" "java-producer=bench/peers/java is not built")
+  fi
+fi
+
+if wants go-push; then
+  if [[ $build == 1 ]]; then
+    if command -v go >/dev/null 2>&1; then
+      log "building the Go peer (rocketmq-client-go/v2)"
+      (cd "$BENCH/peers/go" && go build -o gopeer .) || unavailable+=("go-push=go build of bench/peers/go failed")
+    else
+      unavailable+=("go-push=go not found")
+    fi
+  fi
+  [[ -x "$go_peer" ]] || [[ " ${unavailable[*]} " == *" go-push="* ]] || unavailable+=("go-push=bench/peers/go is not built")
+fi
+
+if wants rocketmq-rust-push; then
+  if [[ $build == 1 ]]; then
+    log "building the rocketmq-client-rust peer (its own Cargo project; the first build takes ~15 min on 2 cores)"
+    (cd "$BENCH/peers/rocketmq-rust" && cargo build --release -q) \
+      || unavailable+=("rocketmq-rust-push=cargo build of bench/peers/rocketmq-rust failed")
+  fi
+  [[ -x "$rust_peer" ]] || [[ " ${unavailable[*]} " == *" rocketmq-rust-push="* ]] \
+    || unavailable+=("rocketmq-rust-push=bench/peers/rocketmq-rust is not built")
+fi
+
+# ---- run ------------------------------------------------------------------------------------------
+args=(
+  --namesrv "$NAMESRV_ADDR" --count "$count" --size "$size" --queues "$queues" --reps "$reps"
+  --clients "$clients" --scenarios "$scenarios"
+  --latency-rate "$latency_rate" --latency-duration "$latency_duration" --latency-warmup "$latency_warmup"
+  --producer-threads "$producer_threads" --java-producer "$java_producer"
+  --rmq-bench "$rmq_bench" --java-cp "$java_cp" --go-peer "$go_peer" --rust-peer "$rust_peer"
+  --rocketmq-version "$rmq_version" --mode-name "$mode_name"
+)
+[[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
+for u in "${unavailable[@]}"; do args+=(--unavailable "$u"); done
+python3 "$BENCH/runner.py" "${args[@]}"

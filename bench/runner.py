@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""Benchmark runner of bench/run.sh (python3 standard library only).
+
+Runs every measurement as a separate client process, interleaved between clients and
+repeated; reads each program's `RESULT {json}` line; measures the process's CPU seconds
+(user + sys) and peak RSS with wait4(2); prints a Markdown table; writes
+bench/results/<timestamp>.json ({"config", "results"}, the schema of issue 7),
+<timestamp>.runs.json (every single run, failures included) and <timestamp>.png.
+
+Normally started by bench/run.sh, which starts the broker and builds the programs.
+"""
+
+import argparse
+import datetime as _dt
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import chart  # noqa: E402  (bench/chart.py, pure-Python PNG)
+
+DRAIN_CLIENTS = ["rmq-push", "rmq-pull", "raw-pull", "java-push", "go-push", "rocketmq-rust-push"]
+LATENCY_CLIENTS = ["rmq-push", "java-push", "go-push", "rocketmq-rust-push"]
+PRODUCER_CLIENTS = ["rmq-producer", "java-producer"]
+ALIASES = {
+    "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer"],
+    "java": ["java-push", "java-producer"],
+    "go": ["go-push"],
+    "rocketmq-rust": ["rocketmq-rust-push"],
+    "all": DRAIN_CLIENTS + PRODUCER_CLIENTS,
+}
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Run:
+    """One client process: its RESULT json, exit status, CPU seconds and peak RSS."""
+
+    def __init__(self, name, argv, timeout, env=None):
+        self.name = name
+        self.argv = argv
+        self.timeout = timeout
+        self.env = env
+        self.result = None
+        self.ready = threading.Event()
+        self.lines = []
+        self.stderr_tail = []
+        self.proc = None
+        self.status = None
+        self.cpu_s = None
+        self.peak_rss_bytes = None
+        self.hwm_bytes = None
+        self.wall_s = None
+        self.killed = False
+
+    def start(self):
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=self.env,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read_out, daemon=True).start()
+        threading.Thread(target=self._read_err, daemon=True).start()
+        threading.Thread(target=self._poll_hwm, daemon=True).start()
+        self._watchdog = threading.Timer(self.timeout, self._kill)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+        return self
+
+    def _read_out(self):
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            if line.strip() == "READY":
+                self.ready.set()
+            elif line.startswith("RESULT "):
+                try:
+                    self.result = json.loads(line[len("RESULT "):])
+                except ValueError:
+                    pass
+            elif line.startswith("[Complete]"):  # Java benchmark Producer
+                self.result = {"complete_line": line}
+
+    def _read_err(self):
+        for line in self.proc.stderr:
+            self.stderr_tail.append(line.rstrip("\n"))
+            if len(self.stderr_tail) > 30:
+                self.stderr_tail.pop(0)
+
+    def _poll_hwm(self):
+        """Peak RSS = the process's VmHWM, read every 20 ms until it exits. (wait4's ru_maxrss
+        would also count the runner's own pages from before exec, a floor of ~18 MiB.)"""
+        path = f"/proc/{self.proc.pid}/status"
+        while self.proc.returncode is None:
+            try:
+                with open(path) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            kib = int(line.split()[1])
+                            self.hwm_bytes = max(self.hwm_bytes or 0, kib * 1024)
+                            break
+                    else:
+                        return  # zombie: no memory any more
+            except (OSError, ValueError):
+                return
+            time.sleep(0.02)
+
+    def _kill(self):
+        self.killed = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self):
+        """Reaps the process with wait4 (CPU time and peak RSS of exactly this process)."""
+        _, status, ru = os.wait4(self.proc.pid, 0)
+        self._watchdog.cancel()
+        self.wall_s = time.monotonic() - self.t0
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.status = self.proc.returncode
+        self.cpu_s = ru.ru_utime + ru.ru_stime
+        # VmHWM polled while it ran; wait4's ru_maxrss (KiB on Linux) only if that failed.
+        self.peak_rss_bytes = self.hwm_bytes or ru.ru_maxrss * 1024
+        # let the reader threads drain the pipes
+        for _ in range(50):
+            if self.proc.stdout.closed or self.result is not None:
+                break
+            time.sleep(0.01)
+        time.sleep(0.05)
+        return self
+
+    def ok(self):
+        return self.status == 0 and not self.killed and self.result is not None
+
+    def failure(self):
+        why = "killed after %ds" % self.timeout if self.killed else "exit %s" % self.status
+        if self.status == 0 and self.result is None:
+            why = "no RESULT line"
+        tail = " | ".join(self.stderr_tail[-5:] or self.lines[-5:])
+        return f"{self.name}: {why}: {tail}"[:2000]
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.ns = a.namesrv
+        self.id = time.strftime("%Y%m%d%H%M%S")
+        self.runs = []  # every run, for <ts>.runs.json
+        self.values = {}  # (client, scenario, metric) -> [values]
+        self.failures = []
+        self.available = set(a.available.split(",")) if a.available else set()
+        self.unavailable = dict(x.split("=", 1) for x in a.unavailable) if a.unavailable else {}
+
+    # ---- programs -------------------------------------------------------------------------
+    def rmq(self, *args):
+        return [self.a.rmq_bench, *args, "--namesrv", self.ns]
+
+    def consumer_argv(self, client, topic, group, expect, latency_skip=None):
+        common = ["--topic", topic, "--group", group, "--expect", str(expect),
+                  "--timeout-s", str(self.a.client_timeout)]
+        peer_common = common + ["--namesrv", self.ns, "--threads", str(self.a.threads),
+                                "--batch", str(self.a.batch)]
+        if latency_skip is not None:
+            peer_common += ["--latency-skip", str(latency_skip)]
+        if client == "rmq-push":
+            return [self.a.rmq_bench, "drain-push", *peer_common]
+        if client == "rmq-pull":
+            return [self.a.rmq_bench, "drain-pull", *common, "--namesrv", self.ns, "--batch", str(self.a.batch)]
+        if client == "raw-pull":
+            return [self.a.rmq_bench, "raw-pull", *common, "--namesrv", self.ns, "--batch", str(self.a.batch)]
+        if client == "java-push":
+            return ["java", *self.a.java_opts.split(), "-cp", self.a.java_cp, "rmqbench.Drain", *peer_common]
+        if client == "go-push":
+            return [self.a.go_peer, *[f"-{x[2:]}" if x.startswith("--") else x for x in peer_common]]
+        if client == "rocketmq-rust-push":
+            return [self.a.rust_peer, *peer_common]
+        raise ValueError(client)
+
+    def run(self, name, argv, timeout, wait=True):
+        log("run " + name + ": " + " ".join(argv))
+        r = Run(name, argv, timeout).start()
+        if wait:
+            r.wait()
+            self.record_run(r)
+        return r
+
+    def record_run(self, r):
+        self.runs.append({
+            "name": r.name, "argv": r.argv, "status": r.status, "killed": r.killed,
+            "wall_s": r.wall_s, "cpu_s": r.cpu_s, "peak_rss_bytes": r.peak_rss_bytes,
+            "result": r.result, "stderr_tail": r.stderr_tail[-10:] if not r.ok() else [],
+        })
+        if not r.ok():
+            self.failures.append(r.failure())
+            log("FAILED " + r.failure())
+
+    def add(self, client, scenario, metric, value):
+        if value is None:
+            return
+        self.values.setdefault((client, scenario, metric), []).append(float(value))
+
+    def create_topic(self, topic):
+        r = self.run("create-topic " + topic, self.rmq("create-topic", "--topic", topic, "--queues",
+                                                      str(self.a.queues)), 90)
+        if not r.ok():
+            raise SystemExit("cannot create topic %s: %s" % (topic, r.failure()))
+
+    # ---- scenarios ------------------------------------------------------------------------
+    def clients_for(self, candidates):
+        out = []
+        for c in candidates:
+            if c not in self.a.client_set:
+                continue
+            if c in self.unavailable:
+                continue
+            out.append(c)
+        return out
+
+    @staticmethod
+    def rotated(items, rep):
+        if not items:
+            return items
+        k = rep % len(items)
+        return items[k:] + items[:k]
+
+    def drain(self):
+        clients = self.clients_for(DRAIN_CLIENTS)
+        if not clients:
+            return
+        topic = f"bench_drain_{self.id}"
+        self.create_topic(topic)
+        log(f"preloading {self.a.count} x {self.a.size} B into {topic} ({self.a.queues} queues)")
+        r = self.run("preload", self.rmq("preload", "--topic", topic, "--count", str(self.a.count),
+                                         "--size", str(self.a.size)), 900)
+        if not r.ok():
+            raise SystemExit("preload failed: " + r.failure())
+        el = r.result.get("elapsed_s") or 0
+        log(f"preloaded in {el:.1f} s ({self.a.count / el if el else 0:.0f} msg/s)")
+        self.preload = {"elapsed_s": el}
+        for rep in range(self.a.reps):
+            for client in self.rotated(clients, rep):
+                group = f"bench_{client.replace('-', '_')}_{self.id}_{rep}"
+                r = self.run(f"drain {client} #{rep + 1}",
+                             self.consumer_argv(client, topic, group, self.a.count),
+                             self.a.client_timeout + 60)
+                if not r.ok():
+                    continue
+                res = r.result
+                count, el = res.get("count", 0), res.get("elapsed_s", 0)
+                if res.get("timeout") or count < self.a.count:
+                    self.failures.append(f"drain {client} #{rep + 1}: received {count} of {self.a.count}")
+                    continue
+                if el > 0:
+                    self.add(client, "drain", "msgs_per_s", count / el)
+                self.add(client, "drain", "cpu_s_per_msg", r.cpu_s / count)
+                self.add(client, "drain", "peak_rss_bytes", r.peak_rss_bytes)
+                log(f"  {client}: {count / el if el else 0:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
+                    f"rss {r.peak_rss_bytes / 2**20:.0f} MiB, startup {res.get('startup_s', 0):.2f} s")
+
+    def latency(self):
+        clients = self.clients_for(LATENCY_CLIENTS)
+        if not clients:
+            return
+        rate, dur, warm = self.a.latency_rate, self.a.latency_duration, self.a.latency_warmup
+        total, skip = rate * (dur + warm), rate * warm
+        for rep in range(self.a.reps):
+            for client in self.rotated(clients, rep):
+                topic = f"bench_lat_{self.id}_{client.replace('-', '_')}_{rep}"
+                self.create_topic(topic)
+                group = f"bench_lat_{client.replace('-', '_')}_{self.id}_{rep}"
+                cons = self.run(f"latency {client} #{rep + 1}",
+                                self.consumer_argv(client, topic, group, total, latency_skip=skip),
+                                dur + warm + self.a.client_timeout, wait=False)
+                if not cons.ready.wait(90):
+                    cons._kill()
+                    cons.wait()
+                    self.record_run(cons)
+                    continue
+                time.sleep(self.a.settle)  # let the first rebalance assign every queue
+                prod = self.run(f"latency producer for {client} #{rep + 1}",
+                                self.rmq("latency-produce", "--topic", topic, "--rate", str(rate),
+                                         "--duration-s", str(dur), "--warmup-s", str(warm),
+                                         "--size", str(self.a.size)),
+                                dur + warm + 120)
+                cons.wait()
+                self.record_run(cons)
+                if not (cons.ok() and prod.ok()):
+                    continue
+                res = cons.result
+                if res.get("timeout") or res.get("count", 0) < total:
+                    self.failures.append(f"latency {client} #{rep + 1}: received {res.get('count')} of {total}")
+                    continue
+                sent_el = prod.result.get("elapsed_s", 0)
+                for m in ("p50_ms", "p99_ms", "p999_ms"):
+                    self.add(client, "latency", m, res.get(m))
+                self.add(client, "latency", "cpu_s_per_msg", cons.cpu_s / res["count"])
+                self.add(client, "latency", "peak_rss_bytes", cons.peak_rss_bytes)
+                log(f"  {client}: p50 {res.get('p50_ms')} ms, p99 {res.get('p99_ms')} ms, "
+                    f"p999 {res.get('p999_ms')} ms ({res.get('latency_samples')} samples; "
+                    f"producer {total / sent_el if sent_el else 0:.0f} msg/s)")
+
+    def produce(self):
+        clients = self.clients_for(PRODUCER_CLIENTS)
+        if not clients:
+            return
+        topic = f"bench_produce_{self.id}"
+        self.create_topic(topic)
+        n, t, size = self.a.producer_count, self.a.producer_threads, self.a.size
+        for rep in range(self.a.reps):
+            for mode in ("sync", "async"):
+                scenario = "produce-" + mode
+                for client in self.rotated(clients, rep):
+                    if client == "rmq-producer":
+                        argv = self.rmq("produce", "--topic", topic, "--count", str(n), "--size", str(size),
+                                        "--mode", mode, "--tasks", str(t), "--inflight", str(self.a.producer_inflight))
+                    elif mode == "sync" and self.a.java_producer == "official":
+                        argv = ["java", *self.a.java_opts.split(), "-cp", self.a.java_cp,
+                                "org.apache.rocketmq.example.benchmark.Producer", "-n", self.ns, "-t", topic,
+                                "-s", str(size), "-w", str(t), "-q", str(n), "-y", "false"]
+                    else:
+                        # The official Producer with -q and -y true reports before its callbacks ran
+                        # (see peers/java/.../Produce.java): async uses the equivalent program.
+                        argv = ["java", *self.a.java_opts.split(), "-cp", self.a.java_cp, "rmqbench.Produce",
+                                "--namesrv", self.ns, "--topic", topic, "--count", str(n), "--size", str(size),
+                                "--mode", mode, "--threads", str(t), "--inflight", str(self.a.producer_inflight)]
+                    r = self.run(f"{scenario} {client} #{rep + 1}", argv, self.a.client_timeout + 60)
+                    if not r.ok():
+                        continue
+                    res = r.result
+                    if "msgs_per_s" in res:  # rmq-bench produce, rmqbench.Produce
+                        rate, count = res.get("msgs_per_s"), res.get("count", 0)
+                        if res.get("failed"):
+                            self.failures.append(f"{scenario} {client} #{rep + 1}: {res['failed']} sends failed")
+                    else:
+                        rate, count = parse_java_producer(res.get("complete_line", ""), r.wall_s, n)
+                    if not rate:
+                        self.failures.append(f"{scenario} {client} #{rep + 1}: no throughput figure")
+                        continue
+                    self.add(client, scenario, "msgs_per_s", rate)
+                    if count:
+                        self.add(client, scenario, "cpu_s_per_msg", r.cpu_s / count)
+                    self.add(client, scenario, "peak_rss_bytes", r.peak_rss_bytes)
+                    log(f"  {client} {mode}: {rate:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
+                        f"rss {r.peak_rss_bytes / 2**20:.0f} MiB")
+
+    # ---- output ---------------------------------------------------------------------------
+    def rows(self):
+        order = {c: i for i, c in enumerate(DRAIN_CLIENTS + PRODUCER_CLIENTS)}
+        sorder = {s: i for i, s in enumerate(["drain", "latency", "produce-sync", "produce-async"])}
+        rows = []
+        for (c, s, m), v in sorted(self.values.items(), key=lambda kv: (sorder[kv[0][1]], order[kv[0][0]], kv[0][2])):
+            rows.append({"client": c, "scenario": s, "metric": m, "median": statistics.median(v),
+                         "min": min(v), "max": max(v)})
+        return rows
+
+
+def parse_java_producer(line, wall_s, n):
+    """The Java benchmark Producer's final line: '[Complete] Send Total: X Send TPS: Y ...'.
+    Y is its own figure (sends per second over its last <=10 one-second snapshots). Without it
+    (runs shorter than 2 s print no TPS) fall back to total / process wall time."""
+    total = None
+    tps = None
+    parts = line.replace("|", " ").split()
+    for i, w in enumerate(parts):
+        if w == "Total:" and i + 1 < len(parts) and parts[i - 1] == "Send":
+            total = int(parts[i + 1])
+        if w == "TPS:" and i + 1 < len(parts):
+            tps = float(parts[i + 1])
+    failed = 0
+    if "Send Failed:" in line:
+        try:
+            failed = int(line.split("Send Failed:")[1].split()[0])
+        except (IndexError, ValueError):
+            pass
+    count = (total or n) - failed
+    if tps is None and wall_s:
+        tps = count / wall_s
+    return tps, count
+
+
+def fmt_rate(v):
+    return f"{v:,.0f}"
+
+
+def table(rows, cfg):
+    by = {}
+    for r in rows:
+        by.setdefault((r["scenario"], r["client"]), {})[r["metric"]] = r
+    out = []
+    out.append(f"RocketMQ {cfg.get('rocketmq_version', '?')} on {cfg['cores']} cores; "
+               f"{cfg['count']:,} x {cfg['size']} B, {cfg['queues']} queues, "
+               f"{cfg['repetitions']} repetition(s), median (min-max)")
+    out.append("")
+    out.append("| scenario | client | msgs/s | CPU µs/msg | peak RSS MiB | p50 ms | p99 ms | p99.9 ms |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+
+    def cell(d, m, f, rng=False):
+        if m not in d:
+            return ""
+        r = d[m]
+        s = f(r["median"])
+        if rng and r["min"] != r["max"]:
+            s += f" ({f(r['min'])}-{f(r['max'])})"
+        return s
+
+    for (s, c), d in by.items():
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            s, c,
+            cell(d, "msgs_per_s", fmt_rate, rng=True),
+            cell(d, "cpu_s_per_msg", lambda v: f"{v * 1e6:.1f}"),
+            cell(d, "peak_rss_bytes", lambda v: f"{v / 2**20:.0f}"),
+            cell(d, "p50_ms", lambda v: f"{v:.2f}", rng=True),
+            cell(d, "p99_ms", lambda v: f"{v:.2f}", rng=True),
+            cell(d, "p999_ms", lambda v: f"{v:.2f}"),
+        ))
+    return "\n".join(out)
+
+
+def targets(rows):
+    med = {(r["client"], r["scenario"], r["metric"]): r["median"] for r in rows}
+
+    def g(c, s, m):
+        return med.get((c, s, m))
+
+    out = []
+
+    def check(desc, a, b, op, limit):
+        if a is None or b is None or b == 0:
+            out.append(f"- {desc}: n/a")
+            return
+        ratio = a / b
+        ok = ratio >= limit if op == ">=" else ratio <= limit
+        out.append(f"- {desc}: {ratio:.2f} (target {op} {limit}) {'met' if ok else 'MISSED'}")
+
+    check("rmq-push / java-push drain msgs/s", g("rmq-push", "drain", "msgs_per_s"), g("java-push", "drain", "msgs_per_s"), ">=", 1.5)
+    check("rmq-push / rocketmq-rust-push drain msgs/s", g("rmq-push", "drain", "msgs_per_s"), g("rocketmq-rust-push", "drain", "msgs_per_s"), ">=", 1.3)
+    check("rmq-push / raw-pull ceiling", g("rmq-push", "drain", "msgs_per_s"), g("raw-pull", "drain", "msgs_per_s"), ">=", 0.9)
+    check("rmq-push / java-push CPU s per msg", g("rmq-push", "drain", "cpu_s_per_msg"), g("java-push", "drain", "cpu_s_per_msg"), "<=", 0.5)
+    check("rmq-push / java-push peak RSS", g("rmq-push", "drain", "peak_rss_bytes"), g("java-push", "drain", "peak_rss_bytes"), "<=", 0.2)
+    check("rmq-push / java-push p99 latency", g("rmq-push", "latency", "p99_ms"), g("java-push", "latency", "p99_ms"), "<=", 1.0)
+    for s in ("produce-sync", "produce-async"):
+        check(f"rmq-producer / java-producer {s} msgs/s", g("rmq-producer", s, "msgs_per_s"), g("java-producer", s, "msgs_per_s"), ">=", 1.0)
+    return "\n".join(out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--namesrv", default=os.environ.get("NAMESRV_ADDR", "127.0.0.1:9876"))
+    p.add_argument("--count", type=int, default=200_000)
+    p.add_argument("--size", type=int, default=1024)
+    p.add_argument("--queues", type=int, default=8)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--threads", type=int, default=20, help="consume concurrency of every consumer")
+    p.add_argument("--batch", type=int, default=32, help="pull batch size of every consumer")
+    p.add_argument("--clients", default="all")
+    p.add_argument("--scenarios", default="drain,latency,produce")
+    p.add_argument("--latency-rate", type=int, default=5000)
+    p.add_argument("--latency-duration", type=int, default=30)
+    p.add_argument("--latency-warmup", type=int, default=2)
+    p.add_argument("--settle", type=float, default=3.0, help="seconds between consumer READY and producer start")
+    p.add_argument("--producer-count", type=int, default=None)
+    p.add_argument("--producer-threads", type=int, default=64)
+    p.add_argument("--producer-inflight", type=int, default=1000, help="async sends pending at most")
+    p.add_argument("--java-producer", choices=["official", "own"], default="official",
+                   help="official: rocketmq-example's benchmark Producer for sync (async always uses "
+                        "rmqbench.Produce); own: rmqbench.Produce for both")
+    p.add_argument("--client-timeout", type=int, default=600)
+    p.add_argument("--rmq-bench", required=True)
+    p.add_argument("--java-cp", default="")
+    p.add_argument("--java-opts", default=os.environ.get("BENCH_JAVA_OPTS", ""))
+    p.add_argument("--go-peer", default="")
+    p.add_argument("--rust-peer", default="")
+    p.add_argument("--available", default="")
+    p.add_argument("--unavailable", action="append", default=[], help="client=reason (build failed)")
+    p.add_argument("--results-dir", default=os.path.join(HERE, "results"))
+    p.add_argument("--rocketmq-version", default=os.environ.get("RMQ_VERSION", ""))
+    p.add_argument("--mode-name", default="full")
+    a = p.parse_args()
+    if a.producer_count is None:
+        a.producer_count = a.count
+    wanted = set()
+    for c in a.clients.split(","):
+        c = c.strip()
+        if not c:
+            continue
+        if c in ALIASES:
+            wanted.update(ALIASES[c])
+        elif c in DRAIN_CLIENTS + PRODUCER_CLIENTS:
+            wanted.add(c)
+        else:
+            raise SystemExit(f"unknown client {c!r}: use {', '.join(list(ALIASES) + DRAIN_CLIENTS + PRODUCER_CLIENTS)}")
+    a.client_set = wanted
+    scenarios = [s.strip() for s in a.scenarios.split(",") if s.strip()]
+    for s in scenarios:
+        if s not in ("drain", "latency", "produce"):
+            raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce")
+
+    b = Bench(a)
+    started = time.monotonic()
+    for reason in b.unavailable.items():
+        log("not measured: %s (%s)" % reason)
+    b.preload = None
+    if "drain" in scenarios:
+        b.drain()
+    if "latency" in scenarios:
+        b.latency()
+    if "produce" in scenarios:
+        b.produce()
+    took = time.monotonic() - started
+
+    cfg = {
+        "mode": a.mode_name,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rocketmq_version": a.rocketmq_version,
+        "namesrv": a.namesrv,
+        "count": a.count,
+        "size": a.size,
+        "queues": a.queues,
+        "repetitions": a.reps,
+        "consume_concurrency": a.threads,
+        "pull_batch_size": a.batch,
+        "latency_rate": a.latency_rate,
+        "latency_duration_s": a.latency_duration,
+        "latency_warmup_s": a.latency_warmup,
+        "producer_count": a.producer_count,
+        "producer_threads": a.producer_threads,
+        "producer_inflight": a.producer_inflight,
+        "java_producer": {"produce-sync": "org.apache.rocketmq.example.benchmark.Producer"
+                          if a.java_producer == "official" else "rmqbench.Produce",
+                          "produce-async": "rmqbench.Produce"},
+        "clients": sorted(a.client_set - set(b.unavailable)),
+        "not_measured": b.unavailable,
+        "scenarios": scenarios,
+        "cores": os.cpu_count(),
+        "duration_s": round(took, 1),
+        "java_opts": a.java_opts,
+    }
+    rows = b.rows()
+    os.makedirs(a.results_dir, exist_ok=True)
+    base = os.path.join(a.results_dir, b.id)
+    with open(base + ".json", "w") as f:
+        json.dump({"config": cfg, "results": rows}, f, indent=2)
+        f.write("\n")
+    with open(base + ".runs.json", "w") as f:
+        json.dump({"config": cfg, "preload": b.preload, "failures": b.failures, "runs": b.runs}, f, indent=2)
+        f.write("\n")
+    try:
+        chart.write_chart(base + ".png", rows, cfg)
+        png = base + ".png"
+    except Exception as e:  # the chart is a convenience; never lose the figures over it
+        png = f"(chart failed: {e})"
+
+    print(table(rows, cfg))
+    print()
+    print("Targets (issue 7; measured, not asserted):")
+    print(targets(rows))
+    if b.unavailable:
+        print()
+        for c, why in b.unavailable.items():
+            print(f"- {c}: not measured: {why}")
+    if b.failures:
+        print()
+        print("Failed runs (not in the figures):")
+        for f_ in b.failures:
+            print("- " + f_)
+    print()
+    print(f"Results: {base}.json  (every run: {base}.runs.json)  chart: {png}")
+    print(f"Harness time: {took:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+//! Consumer-side modes: `drain-push` (rmq's PushConsumer, also used for the
+//! latency runs), `drain-pull` (the explicit `PullConsumer`, per queue) and
+//! `raw-pull` (rmq-remoting PULL_MESSAGE loop per queue counting
+//! stored records without decoding them: the broker-bound ceiling).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rmq_client_core::{ClientInstance, PullStatus};
+use rmq_consumer_push::{
+    ConsumeContext, ConsumeFrom, ConsumeResult, MessageExt, MessageListener, PushConsumer,
+    async_trait,
+};
+use rmq_protocol::header::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_flag};
+use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
+use rmq_remoting::{ClientOptions, RemotingClient};
+
+use crate::args::Flags;
+use crate::error::{BenchError, Result};
+use crate::stats::{Stats, now_us};
+use crate::topic::instance;
+
+/// Common flags of the drain modes.
+#[derive(Debug)]
+struct DrainArgs {
+    topic: String,
+    group: String,
+    expect: u64,
+    threads: usize,
+    batch: i32,
+    latency_skip: Option<u64>,
+    timeout: Duration,
+}
+
+impl DrainArgs {
+    fn parse(flags: &Flags) -> Result<Self> {
+        let expect: u64 = flags.required("expect")?;
+        if expect == 0 {
+            return Err(BenchError::Args("--expect must be positive".into()));
+        }
+        Ok(DrainArgs {
+            topic: flags.required("topic")?,
+            group: flags.required("group")?,
+            expect,
+            threads: flags.get("threads", 20)?,
+            batch: flags.get("batch", 32)?,
+            latency_skip: flags.optional("latency-skip")?,
+            timeout: Duration::from_secs(flags.get("timeout-s", 600)?),
+        })
+    }
+}
+
+#[derive(Debug)]
+struct CountingListener(Arc<Stats>);
+
+#[async_trait]
+impl MessageListener for CountingListener {
+    async fn consume(&self, msgs: &[MessageExt], _ctx: &mut ConsumeContext) -> ConsumeResult {
+        if self.0.wants_latency() {
+            self.0
+                .record_latency(now_us(), msgs.iter().map(|m| m.body.as_ref()));
+        }
+        self.0.add(u64::try_from(msgs.len()).unwrap_or(u64::MAX));
+        ConsumeResult::Success
+    }
+}
+
+/// `drain-push --topic T --group G --expect N [--threads 20] [--batch 32]
+/// [--latency-skip K] [--timeout-s 600]`: rmq's PushConsumer, fresh group,
+/// first offset, no-op listener.
+pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
+    let a = DrainArgs::parse(flags)?;
+    let stats = Arc::new(Stats::new(a.expect, a.latency_skip));
+    let started = Instant::now();
+    let consumer: PushConsumer = PushConsumer::builder()
+        .group(a.group.clone())
+        .namesrv_addr(flags.namesrv())
+        .consume_from(ConsumeFrom::FirstOffset)
+        .subscribe(a.topic.clone(), "*")
+        .consume_concurrency(a.threads)
+        .consume_batch_max_size(1)
+        .pull_batch_size(a.batch)
+        .start(CountingListener(stats.clone()))
+        .await
+        .map_err(|source| BenchError::Consumer {
+            what: format!("starting the push consumer of {}", a.topic),
+            source,
+        })?;
+    println!("READY");
+    let timed_out = stats.wait(a.timeout).await;
+    println!("{}", stats.result_line("rmq-push", started, timed_out));
+    let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+    Ok(())
+}
+
+/// The readable queues of `topic` with the master address of each.
+async fn queues_with_addrs(
+    instance: &ClientInstance,
+    topic: &str,
+) -> Result<Vec<(MessageQueue, String)>> {
+    let route = instance
+        .route(topic)
+        .await
+        .map_err(|source| BenchError::Client {
+            what: format!("route of {topic}"),
+            source,
+        })?;
+    route
+        .subscribe_queues()
+        .iter()
+        .map(|mq| {
+            instance
+                .find_broker_addr_in_subscribe(&mq.broker_name, 0, true)
+                .map(|(addr, _)| (mq.clone(), addr))
+                .ok_or_else(|| {
+                    BenchError::Other(format!("no master address for broker {}", mq.broker_name))
+                })
+        })
+        .collect()
+}
+
+fn pull_header(a: &DrainArgs, mq: &MessageQueue, offset: i64) -> PullMessageRequestHeader {
+    PullMessageRequestHeader {
+        consumer_group: a.group.clone(),
+        topic: mq.topic.clone(),
+        queue_id: mq.queue_id,
+        queue_offset: offset,
+        max_msg_nums: a.batch,
+        // No long polling (everything is stored already), no offset commit;
+        // the subscription travels with the request (no heartbeat needed).
+        sys_flag: pull_sys_flag::build(false, false, true, false, false),
+        commit_offset: 0,
+        suspend_timeout_millis: 0,
+        subscription: Some("*".into()),
+        sub_version: 0,
+        expression_type: Some("TAG".into()),
+        max_msg_bytes: None,
+        broker_name: Some(mq.broker_name.clone()),
+    }
+}
+
+const PULL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `drain-pull --topic T --group G --expect N [--batch 32]`: rmq's explicit
+/// [`PullConsumer`](rmq_consumer_pull::PullConsumer); one task per queue calls
+/// `pull(queue, "*", offset, batch)` from offset 0 (messages fully decoded,
+/// tags re-checked) until the queue has no new message.
+pub(crate) async fn drain_pull(flags: &Flags) -> Result<()> {
+    let a = Arc::new(DrainArgs::parse(flags)?);
+    let stats = Arc::new(Stats::new(a.expect, None));
+    let started = Instant::now();
+    let consumer = rmq_consumer_pull::PullConsumer::builder()
+        .group(a.group.clone())
+        .namesrv_addr(flags.namesrv())
+        .pull_timeout(PULL_TIMEOUT)
+        .start()
+        .await
+        .map_err(|source| BenchError::PullConsumer {
+            what: "starting the pull consumer".into(),
+            source: Box::new(source),
+        })?;
+    let queues = consumer
+        .fetch_subscribe_queues(&a.topic)
+        .await
+        .map_err(|source| BenchError::PullConsumer {
+            what: format!("queues of {}", a.topic),
+            source: Box::new(source),
+        })?;
+    println!("READY");
+    let mut handles = Vec::new();
+    for mq in queues {
+        let (consumer, stats, a) = (consumer.clone(), stats.clone(), a.clone());
+        handles.push(tokio::spawn(async move {
+            let mut offset = 0i64;
+            loop {
+                let result = consumer
+                    .pull(&mq, "*", offset, a.batch)
+                    .await
+                    .map_err(|source| BenchError::PullConsumer {
+                        what: format!("pulling {mq} at {offset}"),
+                        source: Box::new(source),
+                    })?;
+                match result.status {
+                    PullStatus::Found => {
+                        stats.add(u64::try_from(result.messages.len()).unwrap_or(u64::MAX));
+                    }
+                    PullStatus::NoNewMsg => return Ok::<(), BenchError>(()),
+                    _ => {}
+                }
+                if stats.is_done() {
+                    return Ok(());
+                }
+                offset = result.next_begin_offset;
+            }
+        }));
+    }
+    let waiter = stats.wait(a.timeout);
+    let all = async {
+        for h in handles {
+            h.await
+                .map_err(|e| BenchError::Other(format!("pull task: {e}")))??;
+        }
+        Ok::<(), BenchError>(())
+    };
+    let (timed_out, pulled) = tokio::select! {
+        t = waiter => (t, Ok(())),
+        r = all => (false, r),
+    };
+    pulled?;
+    println!("{}", stats.result_line("rmq-pull", started, timed_out));
+    let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+    Ok(())
+}
+
+/// Counts the stored records of a pull body by walking their TOTALSIZE
+/// fields (no decoding). A malformed size ends the walk.
+pub(crate) fn count_records(body: &Bytes) -> u64 {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    while let Some(size) = body
+        .get(pos..pos.saturating_add(4))
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .map(i32::from_be_bytes)
+    {
+        let Ok(size) = usize::try_from(size) else {
+            break;
+        };
+        if size < 4 {
+            break;
+        }
+        pos = pos.saturating_add(size);
+        if pos > body.len() {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// `raw-pull --topic T --group G --expect N [--batch 32]`: per queue, a loop
+/// of PULL_MESSAGE requests on a bare `RemotingClient`, counting records
+/// without building messages. The route is looked up first with a client
+/// instance (not timed).
+pub(crate) async fn raw_pull(flags: &Flags) -> Result<()> {
+    let a = Arc::new(DrainArgs::parse(flags)?);
+    let stats = Arc::new(Stats::new(a.expect, None));
+    let started = Instant::now();
+    let queues = {
+        let instance = instance(&flags.namesrv(), "bench-raw")?;
+        let q = queues_with_addrs(&instance, &a.topic).await?;
+        instance.shutdown().await;
+        q
+    };
+    let client = RemotingClient::new(ClientOptions::default());
+    println!("READY");
+    let mut handles = Vec::new();
+    for (mq, addr) in queues {
+        let (client, stats, a) = (client.clone(), stats.clone(), a.clone());
+        handles.push(tokio::spawn(async move {
+            let mut offset = 0i64;
+            loop {
+                let request = RemotingCommand::request(
+                    RequestCode::PULL_MESSAGE,
+                    &pull_header(&a, &mq, offset),
+                );
+                let response =
+                    client
+                        .invoke(&addr, request, PULL_TIMEOUT)
+                        .await
+                        .map_err(|source| BenchError::Remoting {
+                            what: format!("PULL_MESSAGE {mq} at {offset}"),
+                            source,
+                        })?;
+                let code = response.response_code();
+                if code == ResponseCode::PULL_NOT_FOUND {
+                    return Ok::<(), BenchError>(());
+                }
+                let header: PullMessageResponseHeader =
+                    response
+                        .decode_header()
+                        .map_err(|source| BenchError::Protocol {
+                            what: format!("PULL_MESSAGE response header ({code:?})"),
+                            source,
+                        })?;
+                if code == ResponseCode::SUCCESS {
+                    stats.add(count_records(&response.body));
+                } else if code != ResponseCode::PULL_RETRY_IMMEDIATELY
+                    && code != ResponseCode::PULL_OFFSET_MOVED
+                {
+                    return Err(BenchError::Other(format!(
+                        "PULL_MESSAGE {mq} at {offset}: broker answered {code:?} {:?}",
+                        response.remark
+                    )));
+                }
+                if stats.is_done() {
+                    return Ok(());
+                }
+                offset = header.next_begin_offset;
+            }
+        }));
+    }
+    let waiter = stats.wait(a.timeout);
+    let all = async {
+        for h in handles {
+            h.await
+                .map_err(|e| BenchError::Other(format!("raw pull task: {e}")))??;
+        }
+        Ok::<(), BenchError>(())
+    };
+    let (timed_out, pulled) = tokio::select! {
+        t = waiter => (t, Ok(())),
+        r = all => (false, r),
+    };
+    pulled?;
+    println!("{}", stats.result_line("raw-pull", started, timed_out));
+    client.shutdown().await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_records_by_total_size() {
+        let mut v = Vec::new();
+        for size in [10i32, 4, 20] {
+            v.extend_from_slice(&size.to_be_bytes());
+            v.extend(std::iter::repeat_n(0u8, usize::try_from(size).unwrap() - 4));
+        }
+        assert_eq!(count_records(&Bytes::from(v.clone())), 3);
+        // Truncated last record: not counted.
+        v.truncate(v.len() - 1);
+        assert_eq!(count_records(&Bytes::from(v)), 2);
+        // A bad size stops the walk.
+        assert_eq!(count_records(&Bytes::from_static(&[0, 0, 0, 2, 9, 9])), 0);
+        assert_eq!(count_records(&Bytes::new()), 0);
+    }
+}

@@ -1,0 +1,61 @@
+//! `rmq-bench`: the rmq side of the benchmark harness (`bench/run.sh`).
+//!
+//! ```text
+//! rmq-bench create-topic    --topic T --queues Q [--broker-addr A]
+//! rmq-bench preload         --topic T --count N --size S [--batch 32] [--tasks 8]
+//! rmq-bench produce         --topic T --count N --size S --mode sync|async [--tasks 64] [--inflight 10000]
+//! rmq-bench latency-produce --topic T --rate R --duration-s D [--warmup-s 2] [--size S]
+//! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K]
+//! rmq-bench drain-pull      --topic T --group G --expect N [--batch 32]
+//! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
+//! ```
+//! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else
+//! 127.0.0.1:9876) and prints one `RESULT {json}` line; consumers print
+//! `READY` once started. See bench/README.md.
+
+mod args;
+mod drain;
+mod error;
+mod produce;
+mod stats;
+mod topic;
+
+use args::Flags;
+use error::{BenchError, Result};
+
+const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|drain-pull|raw-pull> --flag value ... (see bench/README.md)";
+
+async fn run(mode: &str, flags: &Flags) -> Result<()> {
+    match mode {
+        "create-topic" => topic::create_topic(flags).await,
+        "preload" => produce::preload(flags).await,
+        "produce" => produce::produce(flags).await,
+        "latency-produce" => produce::latency_produce(flags).await,
+        "drain-push" => drain::drain_push(flags).await,
+        "drain-pull" => drain::drain_pull(flags).await,
+        "raw-pull" => drain::raw_pull(flags).await,
+        other => Err(BenchError::Args(format!("unknown mode {other:?}; {USAGE}"))),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let mut argv = std::env::args().skip(1);
+    let Some(mode) = argv.next() else {
+        eprintln!("{USAGE}");
+        return std::process::ExitCode::from(2);
+    };
+    let outcome = Flags::parse(argv).and_then(|flags| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BenchError::Other(format!("cannot start the tokio runtime: {e}")))?;
+        runtime.block_on(run(&mode, &flags))
+    });
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rmq-bench {mode}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Producer-side modes: `preload`, `produce` (sync / async throughput) and
+//! `latency-produce` (fixed rate, bodies carrying the send time).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use rmq_producer::{Message, Producer};
+use tokio::sync::Semaphore;
+
+use crate::args::Flags;
+use crate::error::{BenchError, Result};
+use crate::stats::now_us;
+
+/// A body of `size` bytes (printable, not compressible to nothing).
+fn body(size: usize) -> Bytes {
+    let mut b = BytesMut::with_capacity(size);
+    for i in 0..size {
+        // 'a'..='z' repeating, shifted every 26 bytes: stable, cheap.
+        let c = u8::try_from((i + i / 26) % 26).unwrap_or(0);
+        b.put_u8(b'a' + c);
+    }
+    b.freeze()
+}
+
+async fn start_producer(flags: &Flags, name: &str) -> Result<Producer> {
+    Producer::builder()
+        .group(format!("{name}_{}", std::process::id()))
+        .namesrv_addr(flags.namesrv())
+        // As the Java benchmark Producer: never compress.
+        .compress_over(usize::MAX)
+        .start()
+        .await
+        .map_err(|source| BenchError::Producer {
+            what: "starting the producer".into(),
+            source,
+        })
+}
+
+/// `preload --topic T --count N --size S [--batch 32] [--tasks 8]`: N messages,
+/// sent in batches (SEND_BATCH_MESSAGE) by `tasks` concurrent loops.
+pub(crate) async fn preload(flags: &Flags) -> Result<()> {
+    let topic: String = flags.required("topic")?;
+    let count: u64 = flags.required("count")?;
+    let size: usize = flags.get("size", 1024)?;
+    let batch: u64 = flags.get("batch", 32u64)?.max(1);
+    let tasks: u64 = flags.get("tasks", 8u64)?.max(1);
+    let producer = start_producer(flags, "bench_preload").await?;
+    let body = body(size);
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut handles = Vec::new();
+    for _ in 0..tasks {
+        let (producer, topic, body, next) =
+            (producer.clone(), topic.clone(), body.clone(), next.clone());
+        handles.push(tokio::spawn(async move {
+            loop {
+                let from = next.fetch_add(batch, Ordering::AcqRel);
+                if from >= count {
+                    return Ok::<(), BenchError>(());
+                }
+                let n = batch.min(count - from);
+                let msgs: Vec<Message> = (0..n)
+                    .map(|_| Message::new(topic.clone(), body.clone()))
+                    .collect();
+                let mut tries = 0;
+                let mut msgs = msgs;
+                loop {
+                    match producer.send_batch(msgs).await {
+                        Ok(_) => break,
+                        Err(e) if tries < 5 => {
+                            tries += 1;
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            msgs = match e.into_unsent() {
+                                Some(rmq_producer::Unsent::Batch(b)) => b,
+                                _ => (0..n)
+                                    .map(|_| Message::new(topic.clone(), body.clone()))
+                                    .collect(),
+                            };
+                        }
+                        Err(source) => {
+                            return Err(BenchError::Producer {
+                                what: format!("preloading {topic}"),
+                                source,
+                            });
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    for h in handles {
+        h.await
+            .map_err(|e| BenchError::Other(format!("preload task: {e}")))??;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    producer.shutdown().await;
+    println!("RESULT {{\"client\":\"rmq-producer\",\"count\":{count},\"elapsed_s\":{elapsed:.6}}}");
+    Ok(())
+}
+
+/// `produce --topic T --count N --size S --mode sync|async [--tasks 64] [--inflight 1000]`.
+///
+/// sync: `tasks` loops each `send` N/tasks messages and wait for each answer
+/// (the Java benchmark Producer's `-w` threads). async: one loop hands every
+/// message to `send_with_callback`, with at most `inflight` sends pending (the
+/// Java benchmark's async mode: one thread and callbacks; it backs off above
+/// 10 000 queued sends, which on 2 cores makes the Java client's sends time
+/// out, so the harness uses 1 000 for both clients).
+pub(crate) async fn produce(flags: &Flags) -> Result<()> {
+    let topic: String = flags.required("topic")?;
+    let count: u64 = flags.required("count")?;
+    let size: usize = flags.get("size", 1024)?;
+    let mode: String = flags.get("mode", "sync".to_owned())?;
+    let tasks: u64 = flags.get("tasks", 64u64)?.max(1);
+    let inflight: usize = flags.get("inflight", 1_000usize)?.max(1);
+    let ok = Arc::new(AtomicU64::new(0));
+    // msgs_per_s = successes / (first send .. last answer). For reference, also
+    // the Java benchmark Producer's way ("Send TPS"): a snapshot of the success
+    // count every second (the timer starts before the producer), the rate over
+    // the last ten snapshots.
+    let snapshots = Arc::new(std::sync::Mutex::new(Vec::<(Instant, u64)>::new()));
+    let sampler = {
+        let (ok, snapshots) = (ok.clone(), snapshots.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval_at(
+                tokio::time::Instant::now() + Duration::from_secs(1),
+                Duration::from_secs(1),
+            );
+            loop {
+                tick.tick().await;
+                let mut s = snapshots
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                s.push((Instant::now(), ok.load(Ordering::Relaxed)));
+                if s.len() > 10 {
+                    s.remove(0);
+                }
+            }
+        })
+    };
+    let producer = start_producer(flags, "bench_produce").await?;
+    let body = body(size);
+    let failed = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    match mode.as_str() {
+        "sync" => {
+            let mut handles = Vec::new();
+            for t in 0..tasks {
+                let share = count / tasks + u64::from(t < count % tasks);
+                let (producer, topic, body, ok, failed) = (
+                    producer.clone(),
+                    topic.clone(),
+                    body.clone(),
+                    ok.clone(),
+                    failed.clone(),
+                );
+                handles.push(tokio::spawn(async move {
+                    for _ in 0..share {
+                        match producer
+                            .send(Message::new(topic.clone(), body.clone()))
+                            .await
+                        {
+                            Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
+                            Err(_) => failed.fetch_add(1, Ordering::Relaxed),
+                        };
+                    }
+                }));
+            }
+            for h in handles {
+                h.await
+                    .map_err(|e| BenchError::Other(format!("send task: {e}")))?;
+            }
+        }
+        "async" => {
+            let permits = Arc::new(Semaphore::new(inflight));
+            for _ in 0..count {
+                let permit = permits
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .map_err(|e| BenchError::Other(format!("semaphore: {e}")))?;
+                let (ok, failed) = (ok.clone(), failed.clone());
+                producer.send_with_callback(Message::new(topic.clone(), body.clone()), move |r| {
+                    match r {
+                        Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
+                        Err(_) => failed.fetch_add(1, Ordering::Relaxed),
+                    };
+                    drop(permit);
+                });
+            }
+            // All sends have been handed over; wait for the last answers.
+            let all = u32::try_from(inflight).unwrap_or(u32::MAX);
+            let _ = permits
+                .acquire_many(all)
+                .await
+                .map_err(|e| BenchError::Other(format!("semaphore: {e}")))?;
+        }
+        other => {
+            return Err(BenchError::Args(format!(
+                "--mode {other}: expected sync or async"
+            )));
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    sampler.abort();
+    producer.shutdown().await;
+    let ok = ok.load(Ordering::Relaxed);
+    #[allow(clippy::cast_precision_loss)]
+    let overall = if elapsed > 0.0 {
+        ok as f64 / elapsed
+    } else {
+        0.0
+    };
+    let windowed = {
+        let s = snapshots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (s.first(), s.last()) {
+            (Some(&(t0, n0)), Some(&(t1, n1))) if s.len() >= 2 && n1 > n0 => {
+                #[allow(clippy::cast_precision_loss)]
+                let r = (n1 - n0) as f64 / t1.duration_since(t0).as_secs_f64();
+                r
+            }
+            _ => overall,
+        }
+    };
+    println!(
+        "RESULT {{\"client\":\"rmq-producer\",\"mode\":\"{mode}\",\"count\":{ok},\"failed\":{},\"elapsed_s\":{elapsed:.6},\"msgs_per_s\":{overall:.1},\"windowed_msgs_per_s\":{windowed:.1}}}",
+        failed.load(Ordering::Relaxed)
+    );
+    Ok(())
+}
+
+/// `latency-produce --topic T --rate R --duration-s D [--warmup-s W] [--size S]`:
+/// sends R msg/s for W + D seconds (message i at start + i/R). Each body
+/// starts with the send time (µs since the epoch, BE u64) and the sequence
+/// number (BE u64); consumers skip the first R×W messages (warm-up).
+pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
+    let topic: String = flags.required("topic")?;
+    let rate: u64 = flags.get("rate", 5000u64)?.max(1);
+    let duration: u64 = flags.get("duration-s", 30)?;
+    let warmup: u64 = flags.get("warmup-s", 2)?;
+    let size: usize = flags.get("size", 1024usize)?.max(16);
+    let total = rate.saturating_mul(duration.saturating_add(warmup));
+    let producer = start_producer(flags, "bench_latency").await?;
+    let padding = body(size - 16);
+    let failed = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let mut sent = 0u64;
+    while sent < total {
+        let elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let due = (elapsed_us.saturating_mul(rate) / 1_000_000)
+            .saturating_add(1)
+            .min(total);
+        while sent < due {
+            let mut b = BytesMut::with_capacity(size);
+            b.put_u64(now_us());
+            b.put_u64(sent);
+            b.put_slice(&padding);
+            let failed = failed.clone();
+            producer.send_with_callback(Message::new(topic.clone(), b.freeze()), move |r| {
+                if r.is_err() {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            sent += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    producer.shutdown().await;
+    println!(
+        "RESULT {{\"client\":\"rmq-producer\",\"count\":{sent},\"failed\":{},\"elapsed_s\":{elapsed:.6},\"skip\":{}}}",
+        failed.load(Ordering::Relaxed),
+        rate.saturating_mul(warmup)
+    );
+    Ok(())
+}

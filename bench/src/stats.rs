@@ -1,0 +1,211 @@
+//! Receive-side statistics shared by the drain and latency modes, and the
+//! `RESULT {json}` line every client program prints (see bench/README.md).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
+
+/// Microseconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Reads the latency header of a body: `[send time µs, BE u64][sequence, BE u64]`.
+pub(crate) fn latency_header(body: &[u8]) -> Option<(u64, u64)> {
+    let sent: [u8; 8] = body.get(0..8)?.try_into().ok()?;
+    let seq: [u8; 8] = body.get(8..16)?.try_into().ok()?;
+    Some((u64::from_be_bytes(sent), u64::from_be_bytes(seq)))
+}
+
+#[derive(Debug, Default)]
+struct Times {
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+/// Counts received messages, remembers the first and last receive instants,
+/// optionally records latencies, and wakes the waiter once `expect` arrived.
+#[derive(Debug)]
+pub(crate) struct Stats {
+    count: AtomicU64,
+    expect: u64,
+    latency_skip: Option<u64>,
+    times: Mutex<Times>,
+    latencies_us: Mutex<Vec<u64>>,
+    done: Notify,
+}
+
+impl Stats {
+    /// Expect `expect` messages; with `latency_skip`, record latencies of
+    /// messages whose sequence number is at least that.
+    pub(crate) fn new(expect: u64, latency_skip: Option<u64>) -> Self {
+        Stats {
+            count: AtomicU64::new(0),
+            expect,
+            latency_skip,
+            times: Mutex::new(Times::default()),
+            latencies_us: Mutex::new(Vec::new()),
+            done: Notify::new(),
+        }
+    }
+
+    /// Whether latencies are recorded.
+    pub(crate) fn wants_latency(&self) -> bool {
+        self.latency_skip.is_some()
+    }
+
+    /// Records the latency of one body received at `recv_us`.
+    pub(crate) fn record_latency<'a>(&self, recv_us: u64, bodies: impl Iterator<Item = &'a [u8]>) {
+        let Some(skip) = self.latency_skip else {
+            return;
+        };
+        let mut lat = self
+            .latencies_us
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for body in bodies {
+            if let Some((sent, seq)) = latency_header(body) {
+                if seq >= skip {
+                    lat.push(recv_us.saturating_sub(sent));
+                }
+            }
+        }
+    }
+
+    /// Counts `n` received messages.
+    pub(crate) fn add(&self, n: u64) {
+        let now = Instant::now();
+        {
+            let mut t = self
+                .times
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if t.first.is_none() {
+                t.first = Some(now);
+            }
+            t.last = Some(now);
+        }
+        let before = self.count.fetch_add(n, Ordering::AcqRel);
+        if before < self.expect && before.saturating_add(n) >= self.expect {
+            self.done.notify_one();
+        }
+    }
+
+    /// Messages counted so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// Whether `expect` messages arrived.
+    pub(crate) fn is_done(&self) -> bool {
+        self.count() >= self.expect
+    }
+
+    /// Waits until `expect` messages arrived or `timeout` passed; true on timeout.
+    pub(crate) async fn wait(&self, timeout: std::time::Duration) -> bool {
+        tokio::time::timeout(timeout, async {
+            while !self.is_done() {
+                // notify_one keeps a permit, so a wake-up before this wait is not lost.
+                let _ =
+                    tokio::time::timeout(std::time::Duration::from_secs(1), self.done.notified())
+                        .await;
+            }
+        })
+        .await
+        .is_err()
+    }
+
+    /// The `RESULT {json}` line for `client`; `started` is when the client was started.
+    pub(crate) fn result_line(&self, client: &str, started: Instant, timed_out: bool) -> String {
+        let (first, last) = {
+            let t = self
+                .times
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            (t.first, t.last)
+        };
+        let elapsed = match (first, last) {
+            (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
+            _ => 0.0,
+        };
+        let startup = first.map_or(0.0, |f| f.duration_since(started).as_secs_f64());
+        let mut lat = std::mem::take(
+            &mut *self
+                .latencies_us
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        lat.sort_unstable();
+        format!(
+            "RESULT {{\"client\":\"{client}\",\"count\":{},\"elapsed_s\":{elapsed:.6},\"startup_s\":{startup:.6},\"timeout\":{timed_out},\"latency_samples\":{},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"p999_ms\":{:.3}}}",
+            self.count(),
+            lat.len(),
+            percentile_ms(&lat, 0.50),
+            percentile_ms(&lat, 0.99),
+            percentile_ms(&lat, 0.999),
+        )
+    }
+}
+
+/// The nearest-rank percentile `p` (0..=1) of sorted microsecond values, in ms.
+pub(crate) fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return 0.0;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let len = sorted_us.len() as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let rank = (p * len).ceil().max(1.0) as usize;
+    let idx = rank.min(sorted_us.len()).saturating_sub(1);
+    #[allow(clippy::cast_precision_loss)]
+    sorted_us.get(idx).map_or(0.0, |&v| v as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_nearest_rank() {
+        let v: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
+        assert_eq!(percentile_ms(&v, 0.5), 500.0);
+        assert_eq!(percentile_ms(&v, 0.99), 990.0);
+        assert_eq!(percentile_ms(&v, 0.999), 999.0);
+        assert_eq!(percentile_ms(&[], 0.5), 0.0);
+        assert_eq!(percentile_ms(&[7000], 0.999), 7.0);
+    }
+
+    #[test]
+    fn latency_header_needs_16_bytes() {
+        let mut b = 5u64.to_be_bytes().to_vec();
+        assert_eq!(latency_header(&b), None);
+        b.extend_from_slice(&9u64.to_be_bytes());
+        assert_eq!(latency_header(&b), Some((5, 9)));
+    }
+
+    #[test]
+    fn counts_and_records() {
+        let s = Stats::new(3, Some(1));
+        let mut b0 = 100u64.to_be_bytes().to_vec();
+        b0.extend_from_slice(&0u64.to_be_bytes());
+        let mut b1 = 100u64.to_be_bytes().to_vec();
+        b1.extend_from_slice(&1u64.to_be_bytes());
+        s.record_latency(1100, [b0.as_slice(), b1.as_slice()].into_iter());
+        s.add(2);
+        assert!(!s.is_done());
+        s.add(1);
+        assert!(s.is_done());
+        let line = s.result_line("x", Instant::now(), false);
+        assert!(
+            line.starts_with("RESULT {\"client\":\"x\",\"count\":3"),
+            "{line}"
+        );
+        assert!(line.contains("\"latency_samples\":1"), "{line}");
+        assert!(line.contains("\"p50_ms\":1.000"), "{line}");
+    }
+}
