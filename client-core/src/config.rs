@@ -18,6 +18,10 @@ pub const NAMESRV_ADDR_ENV: &str = "NAMESRV_ADDR";
 /// `ClientConfig.instanceName` default).
 pub const DEFAULT_INSTANCE_NAME: &str = "DEFAULT";
 
+/// The Java client's default consumer group, which consumers refuse to
+/// start with (`MixAll.DEFAULT_CONSUMER_GROUP`).
+pub const DEFAULT_CONSUMER_GROUP: &str = "DEFAULT_CONSUMER";
+
 /// Client configuration shared by every producer and consumer of a
 /// [`ClientInstance`](crate::ClientInstance).
 ///

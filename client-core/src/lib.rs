@@ -37,7 +37,10 @@ mod route;
 pub use api::admin::{Connection, ProducerConnection};
 pub use api::pull::{PullResult, PullStatus};
 pub use api::send::{SendResult, SendStatus};
-pub use config::{ClientConfig, ClientConfigBuilder, DEFAULT_INSTANCE_NAME, NAMESRV_ADDR_ENV};
+pub use config::{
+    ClientConfig, ClientConfigBuilder, DEFAULT_CONSUMER_GROUP, DEFAULT_INSTANCE_NAME,
+    NAMESRV_ADDR_ENV,
+};
 pub use consumer::ConsumerHandle;
 pub use error::{Error, Result};
 pub use instance::ClientInstance;

@@ -210,3 +210,39 @@ async fn one_instance_per_client_id() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_unregister_and_release_of_a_dropped_consumer() {
+    within(120, "background unregister test", async {
+        let broker = rmq_testkit::broker().await;
+        let i = instance("bg-unreg").await;
+        let topic = rmq_testkit::unique_name("bgu");
+        let group = rmq_testkit::unique_name("GID_bgu");
+        create_topic(&i, &topic, 1).await;
+        i.route(&topic).await.unwrap();
+        i.register_consumer(&group, TestConsumer::new(&group, &topic))
+            .await
+            .unwrap();
+        let client_id = i.client_id().to_owned();
+
+        // What a consumer's drop guard does: no await at the call.
+        i.spawn_unregister_consumer_and_release(&group);
+        poll_until(20, "instance released in the background", || async {
+            i.is_shutdown()
+        })
+        .await;
+        assert!(i.consumer(&group).is_none());
+
+        let observer = instance("bg-unreg-observer").await;
+        poll_until(20, "consumer gone after the background release", || async {
+            let ids = observer
+                .get_consumer_id_list(&broker.broker_addr, &group)
+                .await
+                .unwrap();
+            !ids.contains(&client_id)
+        })
+        .await;
+        observer.release().await;
+    })
+    .await;
+}

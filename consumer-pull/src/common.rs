@@ -7,16 +7,15 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmq_client_core::ClientInstance;
-use rmq_offset_store::{OffsetStore, ReadOffsetType};
-use rmq_protocol::body::{ConsumeFromWhere, ExpressionType, SubscriptionData};
+use rmq_offset_store::{OffsetStore, ReadOffsetType, start_fallback};
+use rmq_protocol::body::{ExpressionType, SubscriptionData};
 use rmq_protocol::header::{BoundaryType, PullMessageRequestHeader, pull_sys_flag};
 use rmq_protocol::{MessageExt, MessageQueue};
 
 use crate::error::{Error, Result};
 
-/// The Java client's default consumer group, which it refuses to start
-/// with (`MixAll.DEFAULT_CONSUMER_GROUP`).
-pub const DEFAULT_CONSUMER_GROUP: &str = "DEFAULT_CONSUMER";
+pub use rmq_client_core::DEFAULT_CONSUMER_GROUP;
+pub use rmq_offset_store::ConsumeFrom;
 
 /// Prefix of a group's retry topic (`%RETRY%<group>`).
 const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
@@ -25,37 +24,6 @@ const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
 pub(crate) const GROUP_MAX_LEN: usize = 255;
 /// Longest topic name (Java `TOPIC_MAX_LENGTH`).
 pub(crate) const TOPIC_MAX_LEN: usize = 127;
-
-/// Where a consumer group that has no stored offset for a queue starts
-/// (Java `ConsumeFromWhere` + `consumeTimestamp`). Only used when the
-/// broker (clustering) or the local file (broadcasting) has no offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ConsumeFrom {
-    /// Skip what is already stored: start at the queue's max offset (Java
-    /// `CONSUME_FROM_LAST_OFFSET`, the default). Note the broker answers
-    /// offset 0 for a brand-new group on a young queue whose first message
-    /// is still in memory, so such a group may start at 0 anyway (broker
-    /// behaviour, same for Java).
-    #[default]
-    LastOffset,
-    /// Start at the queue's first offset (Java `CONSUME_FROM_FIRST_OFFSET`).
-    FirstOffset,
-    /// Start at the first message stored at or after this time (Java
-    /// `CONSUME_FROM_TIMESTAMP` with `consumeTimestamp`).
-    Timestamp(SystemTime),
-}
-
-impl ConsumeFrom {
-    /// The Java enum value sent in heartbeats.
-    pub fn as_java(self) -> ConsumeFromWhere {
-        match self {
-            ConsumeFrom::LastOffset => ConsumeFromWhere::ConsumeFromLastOffset,
-            ConsumeFrom::FirstOffset => ConsumeFromWhere::ConsumeFromFirstOffset,
-            ConsumeFrom::Timestamp(_) => ConsumeFromWhere::ConsumeFromTimestamp,
-        }
-    }
-}
 
 /// A filter expression: tags (`"*"`, `"created || paid"`) or an SQL92
 /// condition on message properties (evaluated by the broker, which needs
@@ -316,27 +284,13 @@ pub(crate) fn filter_by_tags(msgs: &mut Vec<MessageExt>, sub: &SubscriptionData)
 }
 
 /// What to ask the broker when the store has no offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fallback {
-    /// Start at this offset.
-    At(i64),
-    /// Start at the queue's max offset (GET_MAX_OFFSET).
-    MaxOffset,
-    /// Start at the offset of this time (SEARCH_OFFSET_BY_TIMESTAMP, ms).
-    Search(i64),
-}
+pub(crate) use rmq_offset_store::StartFallback as Fallback;
 
 /// The Java rules for a queue the store has no offset for
-/// (`RebalanceLitePullImpl.computePullFromWhereWithException`).
+/// (`RebalanceLitePullImpl.computePullFromWhereWithException`): every
+/// `%RETRY%` topic counts as a retry topic.
 pub(crate) fn fallback(from: ConsumeFrom, topic: &str) -> Fallback {
-    let is_retry = topic.starts_with(RETRY_TOPIC_PREFIX);
-    match from {
-        ConsumeFrom::LastOffset if is_retry => Fallback::At(0),
-        ConsumeFrom::LastOffset => Fallback::MaxOffset,
-        ConsumeFrom::FirstOffset => Fallback::At(0),
-        ConsumeFrom::Timestamp(_) if is_retry => Fallback::MaxOffset,
-        ConsumeFrom::Timestamp(t) => Fallback::Search(system_time_ms(t)),
-    }
+    start_fallback(from, topic.starts_with(RETRY_TOPIC_PREFIX))
 }
 
 /// Where `mq` starts: the stored offset (broker or file), else

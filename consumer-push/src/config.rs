@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use rmq_protocol::body::{ConsumeFromWhere, ExpressionType, MessageModel};
+use rmq_protocol::body::{ExpressionType, MessageModel};
 use rmq_rebalance::{
     AllocateAveragely, AllocateStrategy, BROKER_LOCK_LEASE, DEFAULT_LOCK_LEASE,
     DEFAULT_LOCK_RENEW_INTERVAL,
@@ -13,9 +13,8 @@ use rmq_rebalance::{
 
 use crate::error::{Error, Result};
 
-/// The Java client's default consumer group, which it refuses to start
-/// with (`MixAll.DEFAULT_CONSUMER_GROUP`).
-pub const DEFAULT_CONSUMER_GROUP: &str = "DEFAULT_CONSUMER";
+pub use rmq_client_core::DEFAULT_CONSUMER_GROUP;
+pub use rmq_offset_store::ConsumeFrom;
 
 /// Prefix of a group's retry topic (`%RETRY%<group>`, Java
 /// `MixAll.RETRY_GROUP_TOPIC_PREFIX`).
@@ -39,38 +38,6 @@ pub fn dlq_topic(group: &str) -> String {
 /// for groups, `TOPIC_MAX_LENGTH` 127 for topics).
 const GROUP_MAX_LEN: usize = 255;
 const TOPIC_MAX_LEN: usize = 127;
-
-/// Where a consumer group that has no stored offset for a queue starts
-/// (Java `ConsumeFromWhere` + `consumeTimestamp`). Only used when the
-/// broker (clustering) or the local file (broadcasting) has no offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ConsumeFrom {
-    /// Skip what is already stored: start at the queue's max offset (Java
-    /// `CONSUME_FROM_LAST_OFFSET`, the default). Retry queues start at 0.
-    /// Note the broker answers offset 0 for a brand-new group on a young
-    /// queue whose first message is still in memory, so such a group may
-    /// start at 0 anyway (broker behaviour, same for Java).
-    #[default]
-    LastOffset,
-    /// Start at the queue's first offset (Java `CONSUME_FROM_FIRST_OFFSET`).
-    FirstOffset,
-    /// Start at the first message stored at or after this time (Java
-    /// `CONSUME_FROM_TIMESTAMP` with `consumeTimestamp`); retry queues
-    /// start at their max offset.
-    Timestamp(SystemTime),
-}
-
-impl ConsumeFrom {
-    /// The Java enum value sent in heartbeats.
-    pub fn as_java(self) -> ConsumeFromWhere {
-        match self {
-            ConsumeFrom::LastOffset => ConsumeFromWhere::ConsumeFromLastOffset,
-            ConsumeFrom::FirstOffset => ConsumeFromWhere::ConsumeFromFirstOffset,
-            ConsumeFrom::Timestamp(_) => ConsumeFromWhere::ConsumeFromTimestamp,
-        }
-    }
-}
 
 /// One subscription: a topic and a filter expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -492,6 +459,10 @@ fn check_name(what: &str, name: &str, max: usize) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::SystemTime;
+
+    use rmq_protocol::body::ConsumeFromWhere;
+
     use super::*;
 
     fn valid() -> PushConsumerConfig {

@@ -8,7 +8,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::FutureExt;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{debug, error, warn};
@@ -18,37 +19,54 @@ use crate::listener::{ConsumeContext, ConsumeResult};
 use crate::process_queue::ProcessQueue;
 use crate::settle::{self, FailurePolicy};
 
-/// Splits `msgs` into batches of at most `consume_batch_max_size` and
-/// schedules each. Never waits: the tasks queue on the semaphore.
+/// Splits `msgs` into listener calls of at most `consume_batch_max_size`
+/// messages and schedules them: one tracked task per submitted batch runs
+/// its calls concurrently, each waiting for its own semaphore permit (so at
+/// most `consume_concurrency` calls are in flight overall). Never waits.
 pub(crate) fn submit(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
     mq: &MessageQueue,
-    mut msgs: Vec<MessageExt>,
+    msgs: Vec<MessageExt>,
 ) {
-    let size = inner.config.consume_batch_max_size.max(1);
-    while !msgs.is_empty() {
-        let rest = msgs.split_off(size.min(msgs.len()));
-        let batch = std::mem::replace(&mut msgs, rest);
-        spawn_batch(inner, pq.clone(), mq.clone(), batch);
+    if msgs.is_empty() {
+        return;
     }
-}
-
-fn spawn_batch(
-    inner: &Arc<Inner>,
-    pq: Arc<ProcessQueue>,
-    mq: MessageQueue,
-    batch: Vec<MessageExt>,
-) {
     let task_inner = inner.clone();
+    let pq = pq.clone();
+    let mq = mq.clone();
     inner.tasks.spawn(async move {
         let inner = task_inner;
         let abort = inner.abort.clone();
         tokio::select! {
-            () = consume_batch(&inner, &pq, &mq, batch) => {}
+            () = consume_all(&inner, &pq, &mq, msgs) => {}
             () = abort.cancelled() => {}
         }
     });
+}
+
+/// Runs the listener calls of one submitted batch concurrently.
+async fn consume_all(
+    inner: &Arc<Inner>,
+    pq: &Arc<ProcessQueue>,
+    mq: &MessageQueue,
+    msgs: Vec<MessageExt>,
+) {
+    let size = inner.config.consume_batch_max_size.max(1);
+    if msgs.len() <= size {
+        consume_batch(inner, pq, mq, msgs).await;
+        return;
+    }
+    let mut calls = FuturesUnordered::new();
+    let mut rest = msgs.into_iter();
+    loop {
+        let batch: Vec<MessageExt> = rest.by_ref().take(size).collect();
+        if batch.is_empty() {
+            break;
+        }
+        calls.push(consume_batch(inner, pq, mq, batch));
+    }
+    while calls.next().await.is_some() {}
 }
 
 /// Consumes `msgs` again after the local re-consume delay (their

@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rmq_client_core::{ClientConfig, ClientInstance};
-use rmq_offset_store::{
-    LocalFileOffsetStore, OffsetStore, PersistMode, ReadOffsetType, RemoteBrokerOffsetStore,
-};
+use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType, offset_store_for};
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
 use rmq_rebalance::{QueueLocks, RebalanceTrigger};
@@ -259,19 +257,12 @@ impl Inner {
             clustering.then_some(retry.as_str()),
             started_at_ms,
         );
-        let offset_store: Arc<dyn OffsetStore> = if clustering {
-            Arc::new(RemoteBrokerOffsetStore::new(
-                instance.clone(),
-                group.clone(),
-            ))
-        } else {
-            let client_id = instance.client_id().to_owned();
-            let store = match &config.offset_store_dir {
-                Some(root) => LocalFileOffsetStore::with_root(root, client_id, group.clone())?,
-                None => LocalFileOffsetStore::new(client_id, group.clone())?,
-            };
-            Arc::new(store)
-        };
+        let offset_store = offset_store_for(
+            config.message_model,
+            &instance,
+            &group,
+            config.offset_store_dir.as_deref(),
+        )?;
         offset_store.load().await?;
 
         // Routes first: the heartbeat goes to the brokers they name.

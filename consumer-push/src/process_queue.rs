@@ -35,8 +35,8 @@ pub(crate) struct ProcessQueue {
 
 #[derive(Debug)]
 struct State {
-    /// Queue offset → message, ordered.
-    msgs: BTreeMap<i64, MessageExt>,
+    /// Queue offset → held message, ordered.
+    msgs: BTreeMap<i64, Held>,
     /// Orderly mode: messages taken by a listener call and not committed
     /// yet (Java `consumingMsgOrderlyTreeMap`). Always empty otherwise.
     consuming: BTreeMap<i64, MessageExt>,
@@ -51,6 +51,15 @@ struct State {
     last_consume: Instant,
     /// The offset the pull loop pulls next (for inspection).
     next_pull_offset: Option<i64>,
+}
+
+/// One held message: its body length (for the byte count) and, in orderly
+/// mode, the message itself (concurrent consume tasks own their messages,
+/// so the queue only tracks offsets and sizes there, without copies).
+#[derive(Debug)]
+struct Held {
+    body_len: usize,
+    msg: Option<MessageExt>,
 }
 
 /// What flow control looks at, read under one lock.
@@ -101,26 +110,67 @@ impl ProcessQueue {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Inserts `msgs` by queue offset; messages whose offset is already held
-    /// are ignored. Returns the newly inserted ones (what must be consumed).
-    /// Nothing is inserted into a dropped queue.
-    pub(crate) fn put_messages(&self, msgs: Vec<MessageExt>) -> Vec<MessageExt> {
+    /// Orderly: inserts `msgs` by queue offset, keeping the messages (the
+    /// consume loop takes them from here); messages whose offset is already
+    /// held are ignored. Returns how many were inserted. Nothing is
+    /// inserted into a dropped queue.
+    pub(crate) fn put_messages(&self, msgs: Vec<MessageExt>) -> usize {
+        let mut st = self.lock();
+        if st.dropped {
+            return 0;
+        }
+        let mut inserted = 0_usize;
+        for msg in msgs {
+            if Self::track_locked(&mut st, &msg) {
+                let body_len = msg.body.len();
+                st.msgs.insert(
+                    msg.queue_offset,
+                    Held {
+                        body_len,
+                        msg: Some(msg),
+                    },
+                );
+                inserted = inserted.saturating_add(1);
+            }
+        }
+        inserted
+    }
+
+    /// Concurrent: records `msgs` by queue offset (offset and body size
+    /// only; the caller keeps the messages); messages whose offset is
+    /// already held are ignored. Returns the newly recorded ones (what must
+    /// be consumed). Nothing is recorded for a dropped queue.
+    pub(crate) fn track_messages(&self, mut msgs: Vec<MessageExt>) -> Vec<MessageExt> {
         let mut st = self.lock();
         if st.dropped {
             return Vec::new();
         }
-        let mut fresh = Vec::with_capacity(msgs.len());
-        for msg in msgs {
-            let offset = msg.queue_offset;
-            if st.msgs.contains_key(&offset) || st.consuming.contains_key(&offset) {
-                continue;
+        msgs.retain(|msg| {
+            if !Self::track_locked(&mut st, msg) {
+                return false;
             }
-            st.bytes = st.bytes.saturating_add(msg.body.len());
-            st.max_offset = Some(st.max_offset.map_or(offset, |m| m.max(offset)));
-            st.msgs.insert(offset, msg.clone());
-            fresh.push(msg);
+            st.msgs.insert(
+                msg.queue_offset,
+                Held {
+                    body_len: msg.body.len(),
+                    msg: None,
+                },
+            );
+            true
+        });
+        msgs
+    }
+
+    /// Whether `msg`'s offset is new; if so, counts its bytes and offset
+    /// (the caller inserts it into `msgs`).
+    fn track_locked(st: &mut State, msg: &MessageExt) -> bool {
+        let offset = msg.queue_offset;
+        if st.msgs.contains_key(&offset) || st.consuming.contains_key(&offset) {
+            return false;
         }
-        fresh
+        st.bytes = st.bytes.saturating_add(msg.body.len());
+        st.max_offset = Some(st.max_offset.map_or(offset, |m| m.max(offset)));
+        true
     }
 
     /// Removes the messages at `offsets` (Java `removeMessage`) and returns
@@ -157,8 +207,8 @@ impl ProcessQueue {
             return None;
         }
         for offset in offsets {
-            if let Some(msg) = st.msgs.remove(offset) {
-                st.bytes = st.bytes.saturating_sub(msg.body.len());
+            if let Some(held) = st.msgs.remove(offset) {
+                st.bytes = st.bytes.saturating_sub(held.body_len);
             }
         }
         match st.msgs.first_key_value() {
@@ -280,11 +330,19 @@ impl ProcessQueue {
         }
         let mut out = Vec::with_capacity(n.min(st.msgs.len()));
         while out.len() < n {
-            let Some((offset, msg)) = st.msgs.pop_first() else {
+            let Some(entry) = st.msgs.first_entry() else {
                 break;
             };
-            out.push(msg.clone());
-            st.consuming.insert(offset, msg);
+            // Orderly puts always keep the message; an entry without one
+            // (never expected) stays held rather than being lost.
+            if entry.get().msg.is_none() {
+                break;
+            }
+            let (offset, held) = entry.remove_entry();
+            if let Some(msg) = held.msg {
+                out.push(msg.clone());
+                st.consuming.insert(offset, msg);
+            }
         }
         out
     }
@@ -313,8 +371,13 @@ impl ProcessQueue {
     pub(crate) fn consume_again(&self, msgs: Vec<MessageExt>) {
         let mut st = self.lock();
         for msg in msgs {
-            st.consuming.remove(&msg.queue_offset);
-            st.msgs.insert(msg.queue_offset, msg);
+            let offset = msg.queue_offset;
+            st.consuming.remove(&offset);
+            let held = Held {
+                body_len: msg.body.len(),
+                msg: Some(msg),
+            };
+            st.msgs.insert(offset, held);
         }
     }
 
@@ -323,20 +386,27 @@ impl ProcessQueue {
     pub(crate) fn rollback(&self) {
         let mut st = self.lock();
         let taken = std::mem::take(&mut st.consuming);
-        st.msgs.extend(taken);
+        st.msgs.extend(taken.into_iter().map(|(offset, msg)| {
+            let body_len = msg.body.len();
+            (
+                offset,
+                Held {
+                    body_len,
+                    msg: Some(msg),
+                },
+            )
+        }));
     }
 
     /// A consistent view of the queue at `now`.
     pub(crate) fn view(&self, now: Instant) -> PqView {
         let st = self.lock();
-        let first = |m: &BTreeMap<i64, MessageExt>| m.first_key_value().map(|(k, _)| *k);
-        let last = |m: &BTreeMap<i64, MessageExt>| m.last_key_value().map(|(k, _)| *k);
         PqView {
-            min_offset: match (first(&st.msgs), first(&st.consuming)) {
+            min_offset: match (first_key(&st.msgs), first_key(&st.consuming)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
-            max_offset: last(&st.msgs).max(last(&st.consuming)),
+            max_offset: last_key(&st.msgs).max(last_key(&st.consuming)),
             count: st.msgs.len().saturating_add(st.consuming.len()),
             bytes: st.bytes,
             in_flight: st.in_flight,
@@ -346,6 +416,14 @@ impl ProcessQueue {
             next_pull_offset: st.next_pull_offset,
         }
     }
+}
+
+fn first_key<V>(m: &BTreeMap<i64, V>) -> Option<i64> {
+    m.first_key_value().map(|(k, _)| *k)
+}
+
+fn last_key<V>(m: &BTreeMap<i64, V>) -> Option<i64> {
+    m.last_key_value().map(|(k, _)| *k)
 }
 
 #[cfg(test)]
@@ -368,9 +446,10 @@ mod tests {
     #[test]
     fn put_ignores_duplicates_and_counts() {
         let q = pq();
-        let fresh = q.put_messages(vec![msg(5, "ab"), msg(6, "cde"), msg(7, "")]);
+        let fresh = q.track_messages(vec![msg(5, "ab"), msg(6, "cde"), msg(7, "")]);
         assert_eq!(fresh.len(), 3);
-        let fresh = q.put_messages(vec![msg(6, "zzzz"), msg(8, "x")]);
+        assert_eq!(q.put_messages(vec![msg(7, "")]), 0);
+        let fresh = q.track_messages(vec![msg(6, "zzzz"), msg(8, "x")]);
         assert_eq!(
             fresh.iter().map(|m| m.queue_offset).collect::<Vec<_>>(),
             [8]
@@ -429,7 +508,8 @@ mod tests {
         assert!(q.is_dropped());
         assert_eq!(q.remove_and_commit(&[2], |o| committed.push(o)), None);
         assert_eq!(committed, [2]);
-        assert!(q.put_messages(vec![msg(3, "c")]).is_empty());
+        assert_eq!(q.put_messages(vec![msg(3, "c")]), 0);
+        assert!(q.track_messages(vec![msg(3, "c")]).is_empty());
     }
 
     #[test]
@@ -475,7 +555,8 @@ mod tests {
         );
         // Taken messages still count for flow control and are not re-put.
         assert_eq!(q.flow_state().count, 4);
-        assert!(q.put_messages(vec![msg(10, "a")]).is_empty());
+        assert_eq!(q.put_messages(vec![msg(10, "a")]), 0);
+        assert!(q.track_messages(vec![msg(10, "a")]).is_empty());
         let v = q.view(now);
         assert_eq!(
             (v.min_offset, v.max_offset, v.count),

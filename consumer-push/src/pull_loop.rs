@@ -194,11 +194,13 @@ impl PullLoop {
                     self.commit_if_idle(nbo);
                     return Next::After(Duration::ZERO);
                 }
-                let fresh = self.pq.put_messages(msgs);
-                if !fresh.is_empty() {
-                    if self.inner.is_orderly() {
+                if self.inner.is_orderly() {
+                    if self.pq.put_messages(msgs) > 0 {
                         consume_orderly::submit(&self.pq);
-                    } else {
+                    }
+                } else {
+                    let fresh = self.pq.track_messages(msgs);
+                    if !fresh.is_empty() {
                         consume_concurrent::submit(&self.inner, &self.pq, &self.mq, fresh);
                     }
                 }

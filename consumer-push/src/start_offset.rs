@@ -1,10 +1,8 @@
 //! Where a newly assigned queue starts (Java
 //! `RebalancePushImpl.computePullFromWhereWithException`).
 
-use std::time::UNIX_EPOCH;
-
 use rmq_client_core::ClientInstance;
-use rmq_offset_store::ReadOffsetType;
+use rmq_offset_store::{ReadOffsetType, start_fallback};
 use rmq_protocol::MessageQueue;
 use rmq_protocol::header::BoundaryType;
 
@@ -13,30 +11,12 @@ use crate::consumer::Inner;
 use crate::error::{Error, Result};
 
 /// What to ask the broker when the store has no offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fallback {
-    /// Start at this offset.
-    At(i64),
-    /// Start at the queue's max offset (GET_MAX_OFFSET).
-    MaxOffset,
-    /// Start at the offset of this time (SEARCH_OFFSET_BY_TIMESTAMP, ms).
-    Search(i64),
-}
+pub(crate) use rmq_offset_store::StartFallback as Fallback;
 
-/// The Java rules for a queue the store has no offset for.
+/// The Java rules for a queue the store has no offset for; the caller says
+/// whether `mq` is the group's own retry topic.
 pub(crate) fn fallback(from: ConsumeFrom, is_retry_topic: bool) -> Fallback {
-    match from {
-        ConsumeFrom::LastOffset if is_retry_topic => Fallback::At(0),
-        ConsumeFrom::LastOffset => Fallback::MaxOffset,
-        ConsumeFrom::FirstOffset => Fallback::At(0),
-        ConsumeFrom::Timestamp(_) if is_retry_topic => Fallback::MaxOffset,
-        ConsumeFrom::Timestamp(t) => {
-            let ms = t
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            Fallback::Search(ms)
-        }
-    }
+    start_fallback(from, is_retry_topic)
 }
 
 /// The start offset of `mq`: a restart offset recorded by OFFSET_MOVED or

@@ -3,7 +3,6 @@
 //! equal the queues' max offsets and no task of the consumer is left.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,17 +13,11 @@ use rmq_protocol::header::{
 };
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use rmq_remoting::{ClientOptions, RemotingClient};
+use rmq_testkit::client::within_limit as within;
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(300);
 const MESSAGES: usize = 1000;
 const QUEUES: i32 = 4;
-
-async fn within<F: Future>(limit: Duration, fut: F) -> F::Output {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(v) => v,
-        Err(_) => panic!("test did not finish within {limit:?}"),
-    }
-}
 
 async fn offset_call(remoting: &RemotingClient, addr: &str, request: RemotingCommand) -> i64 {
     let response = remoting

@@ -6,6 +6,10 @@
 //!   offsets (UPDATE_CONSUMER_OFFSET / QUERY_CONSUMER_OFFSET).
 //! * [`LocalFileOffsetStore`]: broadcasting consumers; a crash-safe local
 //!   file under `~/.rocketmq_offsets/<client id>/<group>/`.
+//! * [`offset_store_for`]: the one of the two a consumer's message model
+//!   calls for.
+//! * [`ConsumeFrom`] and [`start_fallback`]: where a queue without a stored
+//!   offset starts.
 //!
 //! ```
 //! use rmq_offset_store::{LocalFileOffsetStore, OffsetStore, PersistMode, ReadOffsetType};
@@ -43,11 +47,15 @@
 
 mod error;
 mod local;
+mod model;
 mod remote;
+mod start;
 mod store;
 mod table;
 
 pub use error::{Error, Result};
 pub use local::{DEFAULT_DIR_NAME, LocalFileOffsetStore, OFFSET_FILE_NAME, OFFSET_STORE_DIR_ENV};
+pub use model::offset_store_for;
 pub use remote::RemoteBrokerOffsetStore;
+pub use start::{ConsumeFrom, StartFallback, start_fallback};
 pub use store::{OffsetStore, PersistMode, ReadOffsetType};

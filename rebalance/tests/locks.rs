@@ -3,19 +3,9 @@
 
 use std::time::Duration;
 
-use rmq_client_core::{ClientConfig, ClientInstance};
 use rmq_protocol::MessageQueue;
 use rmq_rebalance::QueueLocks;
-
-async fn instance(tag: &str) -> ClientInstance {
-    let broker = rmq_testkit::broker().await;
-    let config = ClientConfig::builder()
-        .namesrv_addr(&broker.namesrv_addr)
-        .instance_name(rmq_testkit::unique_name(tag))
-        .build()
-        .expect("valid config");
-    ClientInstance::get_or_start(config).expect("instance starts")
-}
+use rmq_testkit::client::{create_topic, instance};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_clients_compete_for_queue_locks() {
@@ -24,15 +14,7 @@ async fn two_clients_compete_for_queue_locks() {
         let a = instance("lock_a").await;
         let b = instance("lock_b").await;
         let topic = rmq_testkit::unique_name("locks");
-        rmq_testkit::admin::create_topic(
-            a.remoting(),
-            &broker.namesrv_addr,
-            &broker.broker_addr,
-            &topic,
-            4,
-        )
-        .await
-        .expect("topic created");
+        create_topic(&a, &topic, 4).await;
         a.route(&topic).await.expect("route a");
         b.route(&topic).await.expect("route b");
         let group = rmq_testkit::unique_name("lock_g");

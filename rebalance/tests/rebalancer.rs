@@ -2,99 +2,20 @@
 //! group split a topic's queues.
 
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle};
+use rmq_client_core::ClientInstance;
 use rmq_protocol::MessageQueue;
-use rmq_protocol::body::{
-    ConsumeFromWhere, ConsumeType, ConsumerData, ExpressionType, MessageModel, SubscriptionData,
-};
+use rmq_protocol::body::MessageModel;
 use rmq_rebalance::{AllocateAveragely, AllocateStrategy, Rebalancer, sort_consumer_ids};
-
-/// Runs `f`, failing the test when it takes longer than `secs`.
-async fn within<F: Future>(secs: u64, what: &str, f: F) -> F::Output {
-    match tokio::time::timeout(Duration::from_secs(secs), f).await {
-        Ok(v) => v,
-        Err(_) => panic!("{what}: did not finish within {secs} s"),
-    }
-}
-
-/// Polls `check` every 100 ms until it returns true; panics after `secs`.
-/// The broker offers no event for "consumer list updated", so poll.
-async fn poll_until<F, Fut>(secs: u64, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{what}: not true after {secs} s");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn instance(tag: &str) -> ClientInstance {
-    let broker = rmq_testkit::broker().await;
-    let config = ClientConfig::builder()
-        .namesrv_addr(&broker.namesrv_addr)
-        .instance_name(rmq_testkit::unique_name(tag))
-        .build()
-        .expect("valid config");
-    ClientInstance::get_or_start(config).expect("instance starts")
-}
-
-async fn create_topic(instance: &ClientInstance, topic: &str, queues: i32) {
-    let broker = rmq_testkit::broker().await;
-    rmq_testkit::admin::create_topic(
-        instance.remoting(),
-        &broker.namesrv_addr,
-        &broker.broker_addr,
-        topic,
-        queues,
-    )
-    .await
-    .expect("topic created");
-}
-
-/// The smallest consumer the instance can register: one `*` subscription.
-#[derive(Debug)]
-struct TestConsumer {
-    group: String,
-    topic: String,
-}
-
-impl ConsumerHandle for TestConsumer {
-    fn consumer_data(&self) -> ConsumerData {
-        ConsumerData {
-            consume_from_where: ConsumeFromWhere::ConsumeFromLastOffset,
-            consume_type: ConsumeType::ConsumePassively,
-            group_name: self.group.clone(),
-            message_model: MessageModel::Clustering,
-            subscription_data_set: vec![SubscriptionData::build(
-                self.topic.clone(),
-                "*",
-                ExpressionType::Tag,
-                1,
-            )],
-            unit_mode: false,
-        }
-    }
-}
+use rmq_testkit::client::{TestConsumer, create_topic, instance, poll_until, within};
 
 /// Registers a consumer of `topic` in `group`. The route comes first (as a
 /// consumer's start does): the registration heartbeat goes to the brokers
 /// of the cached routes, and a fresh instance has none.
 async fn register(instance: &ClientInstance, group: &str, topic: &str) {
     instance.route(topic).await.expect("route");
-    let handle = Arc::new(TestConsumer {
-        group: group.to_owned(),
-        topic: topic.to_owned(),
-    });
+    let handle = TestConsumer::new(group, topic);
     instance
         .register_consumer(group, handle)
         .await

@@ -45,8 +45,7 @@ pub use rmq_consumer_push::{
     orderly_listener_fn,
 };
 
-/// The pull consumers' layer (its `ConsumeFrom` is
-/// `rmq::consumer_pull::ConsumeFrom`).
+/// The pull consumers' layer.
 #[cfg(feature = "consumer-pull")]
 pub use rmq_consumer_pull as consumer_pull;
 #[cfg(feature = "consumer-pull")]

@@ -7,6 +7,8 @@
 //!   control the local brokers for failover tests.
 //! * [`unique_name`]: a fresh topic / group name per test.
 //! * [`admin`]: create topics through the remoting client.
+//! * [`client`]: bounded waits, a fresh client instance, a minimal consumer handle (for the
+//!   crates above `rmq-client-core`).
 //! * [`registered_brokers`]: what the name server currently lists (raw, std-only request).
 //!
 //! ```no_run
@@ -20,6 +22,7 @@
 
 pub mod admin;
 mod broker;
+pub mod client;
 mod names;
 pub mod proxy;
 mod script;

@@ -281,6 +281,22 @@ impl ClientInstance {
         self.inner.members().consumers.values().cloned().collect()
     }
 
+    /// For a consumer dropped without shutdown: runs
+    /// [`unregister_consumer`](ClientInstance::unregister_consumer) for
+    /// `group`, then [`release`](ClientInstance::release), in a task on the
+    /// current tokio runtime. Outside a runtime (e.g. dropped after it
+    /// ended) nothing is done: the I/O has nowhere to run.
+    pub fn spawn_unregister_consumer_and_release(&self, group: &str) {
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let instance = self.clone();
+            let group = group.to_owned();
+            rt.spawn(async move {
+                instance.unregister_consumer(&group).await;
+                instance.release().await;
+            });
+        }
+    }
+
     /// The consumer registered under `group`.
     pub fn consumer(&self, group: &str) -> Option<Arc<dyn ConsumerHandle>> {
         self.inner.members().consumers.get(group).cloned()

@@ -15,9 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_client_core::{ClientConfig, ClientInstance};
-use rmq_offset_store::{
-    LocalFileOffsetStore, OffsetStore, PersistMode, ReadOffsetType, RemoteBrokerOffsetStore,
-};
+use rmq_offset_store::{PersistMode, ReadOffsetType, offset_store_for};
 use rmq_protocol::body::{MessageModel, SubscriptionData};
 use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::time::Instant;
@@ -107,14 +105,9 @@ impl Drop for DropGuard {
         inner.tasks.close();
         inner.wake_all();
         warn!(group = %inner.config.group, "lite pull consumer dropped without shutdown; offsets not committed");
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let instance = inner.instance.clone();
-            let group = inner.config.group.clone();
-            rt.spawn(async move {
-                instance.unregister_consumer(&group).await;
-                instance.release().await;
-            });
-        }
+        inner
+            .instance
+            .spawn_unregister_consumer_and_release(&inner.config.group);
     }
 }
 
@@ -144,20 +137,12 @@ impl LitePullConsumer {
 
     async fn start_on(config: LitePullConsumerConfig, instance: ClientInstance) -> Result<Self> {
         let group = config.group.clone();
-        let offset_store: Arc<dyn OffsetStore> = match config.message_model {
-            MessageModel::Clustering => Arc::new(RemoteBrokerOffsetStore::new(
-                instance.clone(),
-                group.clone(),
-            )),
-            MessageModel::Broadcasting => {
-                let client_id = instance.client_id().to_owned();
-                let store = match &config.offset_store_dir {
-                    Some(root) => LocalFileOffsetStore::with_root(root, client_id, group.clone())?,
-                    None => LocalFileOffsetStore::new(client_id, group.clone())?,
-                };
-                Arc::new(store)
-            }
-        };
+        let offset_store = offset_store_for(
+            config.message_model,
+            &instance,
+            &group,
+            config.offset_store_dir.as_deref(),
+        )?;
         offset_store.load().await?;
 
         let version = now_ms();

@@ -12,9 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use rmq_client_core::api::PULL_TIMEOUT_OVERHEAD;
 use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, PullStatus};
-use rmq_offset_store::{
-    LocalFileOffsetStore, OffsetStore, PersistMode, ReadOffsetType, RemoteBrokerOffsetStore,
-};
+use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType, offset_store_for};
 use rmq_protocol::body::{ConsumeFromWhere, ConsumeType, ConsumerData, MessageModel};
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::{MessageExt, MessageQueue};
@@ -115,14 +113,9 @@ impl Drop for DropGuard {
         inner.cancel.cancel();
         inner.tasks.close();
         warn!(group = %inner.config.group, "pull consumer dropped without shutdown; offsets not persisted");
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let instance = inner.instance.clone();
-            let group = inner.config.group.clone();
-            rt.spawn(async move {
-                instance.unregister_consumer(&group).await;
-                instance.release().await;
-            });
-        }
+        inner
+            .instance
+            .spawn_unregister_consumer_and_release(&inner.config.group);
     }
 }
 
@@ -199,20 +192,12 @@ impl PullConsumer {
 
     async fn start_on(config: PullConsumerConfig, instance: ClientInstance) -> Result<Self> {
         let group = config.group.clone();
-        let offset_store: Arc<dyn OffsetStore> = match config.message_model {
-            MessageModel::Clustering => Arc::new(RemoteBrokerOffsetStore::new(
-                instance.clone(),
-                group.clone(),
-            )),
-            MessageModel::Broadcasting => {
-                let client_id = instance.client_id().to_owned();
-                let store = match &config.offset_store_dir {
-                    Some(root) => LocalFileOffsetStore::with_root(root, client_id, group.clone())?,
-                    None => LocalFileOffsetStore::new(client_id, group.clone())?,
-                };
-                Arc::new(store)
-            }
-        };
+        let offset_store = offset_store_for(
+            config.message_model,
+            &instance,
+            &group,
+            config.offset_store_dir.as_deref(),
+        )?;
         offset_store.load().await?;
         for topic in &config.register_topics {
             if let Err(e) = instance.route(topic).await {

@@ -3,7 +3,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::time::Duration;
 
 use rmq_consumer_pull::{MessageExt, MessageQueue};
@@ -15,12 +14,7 @@ use rmq_testkit::Broker;
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(240);
 
 /// Runs `fut`, failing the test when it takes longer than `limit`.
-pub async fn within<F: Future>(limit: Duration, fut: F) -> F::Output {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(v) => v,
-        Err(_) => panic!("test did not finish within {limit:?}"),
-    }
-}
+pub use rmq_testkit::client::within_limit as within;
 
 /// The test broker plus a raw remoting client for admin calls.
 pub struct Env {

@@ -2,7 +2,6 @@
 //! creation, a producer per test, raw PULL_MESSAGE / GET_MAX_OFFSET.
 #![allow(dead_code, unreachable_pub)]
 
-use std::future::Future;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmq_producer::{Message, Producer};
@@ -19,12 +18,7 @@ use rmq_testkit::Broker;
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Runs `fut`, failing the test when it takes longer than `limit`.
-pub async fn within<F: Future>(limit: Duration, fut: F) -> F::Output {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(v) => v,
-        Err(_) => panic!("test did not finish within {limit:?}"),
-    }
-}
+pub use rmq_testkit::client::within_limit as within;
 
 /// The test broker plus a raw remoting client for checks.
 pub struct Env {
