@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmq_client_core::ClientInstance;
+use rmq_client_core::{ClientConfig, ClientInstance};
 use rmq_offset_store::{OffsetStore, ReadOffsetType, start_fallback};
-use rmq_protocol::body::{ExpressionType, SubscriptionData};
+use rmq_protocol::body::{ExpressionType, MessageModel, SubscriptionData};
 use rmq_protocol::header::{BoundaryType, PullMessageRequestHeader, pull_sys_flag};
 use rmq_protocol::{MessageExt, MessageQueue};
 
@@ -112,6 +112,33 @@ impl From<String> for Expression {
 impl From<&String> for Expression {
     fn from(tags: &String) -> Self {
         Expression::tag(tags.clone())
+    }
+}
+
+/// Starts (or joins) the client instance of a consumer of `model` and runs
+/// `start_on` with it; when that fails the instance is released again.
+///
+/// Clustering consumers get a pid-based instance name first (Java
+/// `changeInstanceNameToPID`): members of a group need distinct client ids.
+pub(crate) async fn start_with_instance<T, F, Fut>(
+    model: MessageModel,
+    mut client: ClientConfig,
+    start_on: F,
+) -> Result<T>
+where
+    F: FnOnce(ClientInstance) -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    if model == MessageModel::Clustering {
+        client.change_instance_name_to_pid();
+    }
+    let instance = ClientInstance::get_or_start(client)?;
+    match start_on(instance.clone()).await {
+        Ok(started) => Ok(started),
+        Err(e) => {
+            instance.release().await;
+            Err(e)
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use rmq_client_core::{ClientConfig, ClientInstance};
 use rmq_offset_store::{PersistMode, ReadOffsetType, offset_store_for};
-use rmq_protocol::body::{MessageModel, SubscriptionData};
+use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -119,20 +119,12 @@ impl LitePullConsumer {
 
     pub(crate) async fn start(
         config: LitePullConsumerConfig,
-        mut client: ClientConfig,
+        client: ClientConfig,
     ) -> Result<Self> {
-        if config.message_model == MessageModel::Clustering {
-            // Java changeInstanceNameToPID: members of a group need distinct ids.
-            client.change_instance_name_to_pid();
-        }
-        let instance = ClientInstance::get_or_start(client)?;
-        match Self::start_on(config, instance.clone()).await {
-            Ok(c) => Ok(c),
-            Err(e) => {
-                instance.release().await;
-                Err(e)
-            }
-        }
+        common::start_with_instance(config.message_model, client, |instance| {
+            Self::start_on(config, instance)
+        })
+        .await
     }
 
     async fn start_on(config: LitePullConsumerConfig, instance: ClientInstance) -> Result<Self> {

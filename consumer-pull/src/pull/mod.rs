@@ -172,22 +172,11 @@ impl PullConsumer {
         PullConsumerBuilder::default()
     }
 
-    pub(crate) async fn start(
-        config: PullConsumerConfig,
-        mut client: ClientConfig,
-    ) -> Result<Self> {
-        if config.message_model == MessageModel::Clustering {
-            // Java changeInstanceNameToPID: members of a group need distinct ids.
-            client.change_instance_name_to_pid();
-        }
-        let instance = ClientInstance::get_or_start(client)?;
-        match Self::start_on(config, instance.clone()).await {
-            Ok(c) => Ok(c),
-            Err(e) => {
-                instance.release().await;
-                Err(e)
-            }
-        }
+    pub(crate) async fn start(config: PullConsumerConfig, client: ClientConfig) -> Result<Self> {
+        common::start_with_instance(config.message_model, client, |instance| {
+            Self::start_on(config, instance)
+        })
+        .await
     }
 
     async fn start_on(config: PullConsumerConfig, instance: ClientInstance) -> Result<Self> {
