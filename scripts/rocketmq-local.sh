@@ -234,11 +234,32 @@ run_dir() { # prints the live run dir, or nothing
 # pid_running PID: the process exists and is not a zombie (an orphan stays a zombie until init reaps it).
 pid_running() {
   kill -0 "$1" 2>/dev/null || return 1
-  if [[ -r "/proc/$1/stat" ]]; then
-    local state
-    state="$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true)"
-    [[ "$state" != Z && "$state" != X ]]
+  [[ -d "/proc/$1/task" ]] || return 0
+  # A killed JVM's main thread turns zombie while its other threads are still exiting (and still hold
+  # its sockets): the process only counts as gone once no thread is alive.
+  local st state
+  for st in /proc/"$1"/task/*/stat; do
+    state="$(sed -n 's/.*) \(.\).*/\1/p' "$st" 2>/dev/null || true)"
+    [[ -n "$state" && "$state" != Z && "$state" != X ]] && return 0
+  done
+  return 1
+}
+
+# wait_ports_free NAME: after NAME exited, wait (bounded) until its listening ports are closed.
+wait_ports_free() {
+  local name="$1" ports=() p i
+  if [[ "$name" == namesrv ]]; then
+    ports=("$NAMESRV_PORT")
+  else
+    p="$(broker_port "$name")"
+    ports=("$p" $((p - 2)) $((p + 1)))
   fi
+  for p in "${ports[@]}"; do
+    for ((i = 0; i < 300; i++)); do
+      port_open "$p" || break
+      sleep 0.1
+    done
+  done
 }
 
 # alive T NAME: the process in <T>/<NAME>/pid runs and is the one we started (its command line names T).
@@ -422,7 +443,10 @@ terminate() {
   pid="$(pid_of "$t" "$name")"
   kill "-$sig" "$pid" 2>/dev/null || true
   for ((i = 0; i < 600; i++)); do
-    pid_running "$pid" || return 0
+    if ! pid_running "$pid"; then
+      wait_ports_free "$name"
+      return 0
+    fi
     sleep 0.1
   done
   log "$name (pid $pid) did not exit within 60 s after SIG$sig; sending SIGKILL"
