@@ -82,6 +82,24 @@ impl ClientConfig {
         ClientConfigBuilder::default()
     }
 
+    /// The client config a producer or consumer builder was given: `config`
+    /// when set, else a default config with `namesrv_addrs` (`;`-separated)
+    /// when set, else the defaults (name servers from `NAMESRV_ADDR`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`](crate::Error::Config) when the built config is invalid.
+    pub fn from_parts(
+        config: Option<ClientConfig>,
+        namesrv_addrs: Option<String>,
+    ) -> crate::Result<ClientConfig> {
+        match (config, namesrv_addrs) {
+            (Some(c), _) => Ok(c),
+            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build(),
+            (None, None) => ClientConfig::builder().build(),
+        }
+    }
+
     /// Name-server addresses (`host:port`), tried in turn.
     ///
     /// Java `namesrvAddr` (`;`-separated). Default: the `NAMESRV_ADDR`

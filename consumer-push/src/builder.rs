@@ -376,11 +376,10 @@ impl PushConsumerBuilder {
     }
 
     fn take_client_config(&mut self) -> Result<ClientConfig> {
-        Ok(match (self.client.take(), self.namesrv_addrs.take()) {
-            (Some(c), _) => c,
-            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
-            (None, None) => ClientConfig::builder().build()?,
-        })
+        Ok(ClientConfig::from_parts(
+            self.client.take(),
+            self.namesrv_addrs.take(),
+        )?)
     }
 }
 

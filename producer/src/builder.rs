@@ -152,11 +152,7 @@ impl ProducerBuilder {
     /// instance.
     pub async fn start(self) -> Result<Producer> {
         self.config.validate()?;
-        let mut client = match (self.client, self.namesrv_addrs) {
-            (Some(c), _) => c,
-            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
-            (None, None) => ClientConfig::builder().build()?,
-        };
+        let mut client = ClientConfig::from_parts(self.client, self.namesrv_addrs)?;
         client.change_instance_name_to_pid();
         let instance = ClientInstance::get_or_start(client)?;
         if let Err(e) = instance.register_producer(&self.config.group).await {

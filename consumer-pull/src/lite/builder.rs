@@ -457,11 +457,7 @@ impl LitePullConsumerBuilder {
     /// used.
     pub async fn start(self) -> Result<LitePullConsumer> {
         self.config.validate()?;
-        let client = match (self.client, self.namesrv_addrs) {
-            (Some(c), _) => c,
-            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
-            (None, None) => ClientConfig::builder().build()?,
-        };
+        let client = ClientConfig::from_parts(self.client, self.namesrv_addrs)?;
         LitePullConsumer::start(self.config, client).await
     }
 }

@@ -203,11 +203,7 @@ impl PullConsumerBuilder {
     /// [`Error::OffsetStore`] when the local offset store cannot be used.
     pub async fn start(self) -> Result<PullConsumer> {
         self.config.validate()?;
-        let client = match (self.client, self.namesrv_addrs) {
-            (Some(c), _) => c,
-            (None, Some(addrs)) => ClientConfig::builder().namesrv_addr(addrs).build()?,
-            (None, None) => ClientConfig::builder().build()?,
-        };
+        let client = ClientConfig::from_parts(self.client, self.namesrv_addrs)?;
         PullConsumer::start(self.config, client).await
     }
 }
