@@ -20,7 +20,7 @@ pub const DEFAULT_INSTANCE_NAME: &str = "DEFAULT";
 
 /// The Java client's default consumer group, which consumers refuse to
 /// start with (`MixAll.DEFAULT_CONSUMER_GROUP`).
-pub const DEFAULT_CONSUMER_GROUP: &str = "DEFAULT_CONSUMER";
+pub use rmq_protocol::names::DEFAULT_CONSUMER_GROUP;
 
 /// Client configuration shared by every producer and consumer of a
 /// [`ClientInstance`](crate::ClientInstance).

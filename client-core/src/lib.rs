@@ -28,7 +28,9 @@
 #![warn(missing_docs)]
 
 pub mod api;
+mod clock;
 mod config;
+mod config_source;
 mod consumer;
 mod error;
 mod instance;
@@ -37,10 +39,12 @@ mod route;
 pub use api::admin::{Connection, ProducerConnection};
 pub use api::pull::{PullResult, PullStatus};
 pub use api::send::{SendResult, SendStatus};
+pub use clock::now_ms;
 pub use config::{
     ClientConfig, ClientConfigBuilder, DEFAULT_CONSUMER_GROUP, DEFAULT_INSTANCE_NAME,
     NAMESRV_ADDR_ENV,
 };
+pub use config_source::ClientConfigSource;
 pub use consumer::ConsumerHandle;
 pub use error::{Error, Result};
 pub use instance::ClientInstance;

@@ -3,10 +3,10 @@
 
 mod support;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
-use rmq_client_core::{ClientInstance, PullStatus, SendStatus};
+use rmq_client_core::{ClientInstance, PullStatus, SendStatus, now_ms};
 use rmq_protocol::header::{
     BoundaryType, CreateTopicRequestHeader, PullMessageRequestHeader,
     QueryConsumerOffsetRequestHeader, SendMessageRequestHeaderV2,
@@ -15,13 +15,6 @@ use rmq_protocol::header::{
 use rmq_protocol::message::{encode_properties, property};
 use rmq_protocol::{MessageQueue, ResponseCode};
 use support::{create_topic, instance, poll_until, within};
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
 
 fn send_header(
     topic: &str,

@@ -4,26 +4,19 @@
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmq_client_core::{ClientConfig, ClientInstance};
 use rmq_offset_store::{OffsetStore, ReadOffsetType, start_fallback};
 use rmq_protocol::body::{ExpressionType, MessageModel, SubscriptionData};
 use rmq_protocol::header::{BoundaryType, PullMessageRequestHeader, pull_sys_flag};
+use rmq_protocol::names::{self, NameKind};
 use rmq_protocol::{MessageExt, MessageQueue};
 
 use crate::error::{Error, Result};
 
 pub use rmq_client_core::DEFAULT_CONSUMER_GROUP;
 pub use rmq_offset_store::ConsumeFrom;
-
-/// Prefix of a group's retry topic (`%RETRY%<group>`).
-const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
-
-/// Longest group name (Java `Validators.CHARACTER_MAX_LENGTH`).
-pub(crate) const GROUP_MAX_LEN: usize = 255;
-/// Longest topic name (Java `TOPIC_MAX_LENGTH`).
-pub(crate) const TOPIC_MAX_LEN: usize = 127;
 
 /// A filter expression: tags (`"*"`, `"created || paid"`) or an SQL92
 /// condition on message properties (evaluated by the broker, which needs
@@ -142,68 +135,38 @@ where
     }
 }
 
-/// Checks a group or topic name like the Java `Validators`.
-pub(crate) fn check_name(what: &str, name: &str, max: usize) -> Result<(), String> {
-    if name.trim().is_empty() {
-        return Err(format!("the {what} is empty; set one"));
-    }
-    if name.len() > max {
-        return Err(format!(
-            "the {what} {name:?} is {} characters long; at most {max} are allowed",
-            name.len()
-        ));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '%' | '|' | '_' | '-')))
-    {
-        return Err(format!(
-            "the {what} {name:?} contains {c:?}; only letters, digits, '%', '|', '_' and '-' \
-             are allowed"
-        ));
-    }
-    Ok(())
+/// Checks a topic name like the Java `Validators`.
+pub(crate) fn check_topic(topic: &str) -> Result<(), String> {
+    names::check(NameKind::Topic, topic).map_err(|e| e.to_string())
 }
 
 /// Checks a consumer group name (also refuses the reserved default).
 pub(crate) fn check_group(group: &str) -> Result<(), String> {
-    check_name("group", group, GROUP_MAX_LEN)?;
-    if group == DEFAULT_CONSUMER_GROUP {
-        return Err(format!(
-            "group {DEFAULT_CONSUMER_GROUP:?} is reserved; choose your own group name"
-        ));
-    }
-    Ok(())
-}
-
-/// Milliseconds since the epoch (0 if the clock is before 1970).
-pub(crate) fn now_ms() -> i64 {
-    system_time_ms(SystemTime::now())
+    names::check(NameKind::ConsumerGroup, group).map_err(|e| e.to_string())
 }
 
 /// `t` in milliseconds since the epoch (0 before 1970).
-pub(crate) fn system_time_ms(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+pub(crate) use rmq_protocol::epoch_millis as system_time_ms;
 
 /// A duration in whole milliseconds, saturated to `i64`.
 pub(crate) fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// The consumer error for a failed address lookup.
+fn lookup_error(e: rmq_client_core::Error) -> Error {
+    match e {
+        rmq_client_core::Error::BrokerNotFound { broker_name } => {
+            Error::BrokerNotFound { broker_name }
+        }
+        e => e.into(),
+    }
+}
+
 /// The master address of the queue's broker, refreshing the route once
 /// when unknown (Java `MQAdminImpl` lookups).
 pub(crate) async fn master_addr(instance: &ClientInstance, mq: &MessageQueue) -> Result<String> {
-    if let Some(addr) = instance.find_broker_addr_in_publish(&mq.broker_name) {
-        return Ok(addr);
-    }
-    instance.refresh_route(&mq.topic).await?;
-    instance
-        .find_broker_addr_in_publish(&mq.broker_name)
-        .ok_or_else(|| Error::BrokerNotFound {
-            broker_name: mq.broker_name.clone(),
-        })
+    instance.master_addr(mq).await.map_err(lookup_error)
 }
 
 /// The address to pull `mq` from: the suggested broker id, else another
@@ -215,15 +178,10 @@ pub(crate) async fn pull_addr(
     mq: &MessageQueue,
     broker_id: i64,
 ) -> Result<(String, bool)> {
-    if let Some(found) = instance.find_broker_addr_in_subscribe(&mq.broker_name, broker_id, false) {
-        return Ok(found);
-    }
-    instance.refresh_route(&mq.topic).await?;
     instance
-        .find_broker_addr_in_subscribe(&mq.broker_name, broker_id, false)
-        .ok_or_else(|| Error::BrokerNotFound {
-            broker_name: mq.broker_name.clone(),
-        })
+        .subscribe_addr(mq, broker_id, false)
+        .await
+        .map_err(lookup_error)
 }
 
 /// Makes sure a heartbeat naming this client's groups reached a broker
@@ -317,7 +275,7 @@ pub(crate) use rmq_offset_store::StartFallback as Fallback;
 /// (`RebalanceLitePullImpl.computePullFromWhereWithException`): every
 /// `%RETRY%` topic counts as a retry topic.
 pub(crate) fn fallback(from: ConsumeFrom, topic: &str) -> Fallback {
-    start_fallback(from, topic.starts_with(RETRY_TOPIC_PREFIX))
+    start_fallback(from, names::is_retry_topic(topic))
 }
 
 /// Where `mq` starts: the stored offset (broker or file), else
@@ -395,7 +353,7 @@ mod tests {
             Fallback::At(0)
         );
         assert_eq!(fallback(ConsumeFrom::FirstOffset, "T"), Fallback::At(0));
-        let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        let t = std::time::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
         assert_eq!(
             fallback(ConsumeFrom::Timestamp(t), "T"),
             Fallback::Search(1_700_000_000_123)
@@ -412,7 +370,7 @@ mod tests {
         assert!(check_group("").is_err());
         assert!(check_group(DEFAULT_CONSUMER_GROUP).is_err());
         assert!(check_group("a b").unwrap_err().contains("' '"));
-        assert!(check_name("topic", &"x".repeat(128), TOPIC_MAX_LEN).is_err());
+        assert!(check_topic(&"x".repeat(128)).is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_protocol::body::{ExpressionType, MessageModel};
+use rmq_protocol::names::{self, NameKind};
 use rmq_rebalance::{
     AllocateAveragely, AllocateStrategy, BROKER_LOCK_LEASE, DEFAULT_LOCK_LEASE,
     DEFAULT_LOCK_RENEW_INTERVAL,
@@ -16,28 +17,7 @@ use crate::error::{Error, Result};
 pub use rmq_client_core::DEFAULT_CONSUMER_GROUP;
 pub use rmq_offset_store::ConsumeFrom;
 
-/// Prefix of a group's retry topic (`%RETRY%<group>`, Java
-/// `MixAll.RETRY_GROUP_TOPIC_PREFIX`).
-pub const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
-
-/// Prefix of a group's dead-letter topic (`%DLQ%<group>`, Java
-/// `MixAll.DLQ_GROUP_TOPIC_PREFIX`).
-pub const DLQ_TOPIC_PREFIX: &str = "%DLQ%";
-
-/// The retry topic of `group`: `%RETRY%<group>`.
-pub fn retry_topic(group: &str) -> String {
-    format!("{RETRY_TOPIC_PREFIX}{group}")
-}
-
-/// The dead-letter topic of `group`: `%DLQ%<group>`.
-pub fn dlq_topic(group: &str) -> String {
-    format!("{DLQ_TOPIC_PREFIX}{group}")
-}
-
-/// Longest group or topic name (Java `Validators.CHARACTER_MAX_LENGTH`
-/// for groups, `TOPIC_MAX_LENGTH` 127 for topics).
-const GROUP_MAX_LEN: usize = 255;
-const TOPIC_MAX_LEN: usize = 127;
+pub use rmq_protocol::names::{DLQ_TOPIC_PREFIX, RETRY_TOPIC_PREFIX, dlq_topic, retry_topic};
 
 /// One subscription: a topic and a filter expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,19 +293,14 @@ impl PushConsumerConfig {
     ///
     /// [`Error::Config`] describing the setting and the allowed values.
     pub fn validate(&self) -> Result<()> {
-        check_name("group", &self.group, GROUP_MAX_LEN)?;
-        if self.group == DEFAULT_CONSUMER_GROUP {
-            return Err(config(format!(
-                "group {DEFAULT_CONSUMER_GROUP:?} is reserved; choose your own group name"
-            )));
-        }
+        names::check(NameKind::ConsumerGroup, &self.group).map_err(|e| config(e.to_string()))?;
         if self.subscriptions.is_empty() {
             return Err(config(
                 "no subscription: call `subscribe(topic, \"*\")` or `subscribe_sql(topic, sql)`",
             ));
         }
         for sub in &self.subscriptions {
-            check_name("topic", &sub.topic, TOPIC_MAX_LEN)?;
+            names::check(NameKind::Topic, &sub.topic).map_err(|e| config(e.to_string()))?;
             if sub.expression_type == ExpressionType::Sql92 && sub.expression.trim().is_empty() {
                 return Err(config(format!(
                     "the SQL92 expression of topic {:?} is empty",
@@ -432,29 +407,6 @@ fn in_range(name: &str, value: usize, min: usize, max: usize) -> Result<()> {
             "{name} is {value}; it must be between {min} and {max}"
         )))
     }
-}
-
-/// Java `Validators.checkGroup` / `checkTopic`: `[%|a-zA-Z0-9_-]+`, bounded.
-fn check_name(what: &str, name: &str, max: usize) -> Result<()> {
-    if name.trim().is_empty() {
-        return Err(config(format!("the {what} is empty; set one")));
-    }
-    if name.len() > max {
-        return Err(config(format!(
-            "the {what} {name:?} is {} characters long; at most {max} are allowed",
-            name.len()
-        )));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '%' | '|' | '_' | '-')))
-    {
-        return Err(config(format!(
-            "the {what} {name:?} contains {c:?}; only letters, digits, '%', '|', '_' and '-' \
-             are allowed"
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

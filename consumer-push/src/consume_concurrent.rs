@@ -14,10 +14,11 @@ use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{debug, error, warn};
 
-use crate::consumer::{Inner, Listener, now_ms};
+use crate::consumer::{Inner, Listener};
 use crate::listener::{ConsumeContext, ConsumeResult};
 use crate::process_queue::ProcessQueue;
 use crate::settle::{self, FailurePolicy};
+use rmq_client_core::now_ms;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
 /// messages and schedules them: one tracked task per submitted batch runs
@@ -203,15 +204,14 @@ pub(crate) async fn send_back(
     mq: &MessageQueue,
 ) -> bool {
     let broker_name = mq.broker_name.as_str();
-    let mut addr = inner.instance.find_broker_addr_in_publish(broker_name);
-    if addr.is_none() {
-        if let Err(e) = inner.instance.refresh_route(&mq.topic).await {
-            debug!(queue = %mq, error = %e, "route refresh before send-back failed");
-        }
-        addr = inner.instance.find_broker_addr_in_publish(broker_name);
-    }
     // Java falls back to the message's store host.
-    let addr = addr.unwrap_or_else(|| msg.store_host.to_string());
+    let addr = match inner.instance.master_addr(mq).await {
+        Ok(addr) => addr,
+        Err(e) => {
+            debug!(queue = %mq, error = %e, "no master address for the send-back; using the store host");
+            msg.store_host.to_string()
+        }
+    };
     let header = settle::send_back_header(
         msg,
         &inner.config.group,

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use rmq_client_core::{ClientConfig, ClientInstance};
+use rmq_client_core::{ClientConfig, ClientInstance, now_ms};
 use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType, offset_store_for};
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
@@ -146,13 +146,6 @@ impl fmt::Debug for Inner {
             .field("group", &self.config.group)
             .finish_non_exhaustive()
     }
-}
-
-/// Milliseconds since the epoch (0 if the clock is before 1970).
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 impl PushConsumer {

@@ -131,7 +131,7 @@ impl ConsumerHandle for Registration {
         ] {
             props.insert(k.to_owned(), v);
         }
-        let now_ms = crate::consumer::now_ms();
+        let now_ms = rmq_client_core::now_ms();
         let ago = |d: std::time::Duration| {
             now_ms.saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         };

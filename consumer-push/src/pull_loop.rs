@@ -158,15 +158,18 @@ impl PullLoop {
     /// The address to pull from (Java `findBrokerAddressInSubscribe` with
     /// the suggested broker id), refreshing the route once when unknown.
     async fn broker_addr(&self) -> Option<(String, bool)> {
-        let instance = &self.inner.instance;
-        let name = &self.mq.broker_name;
-        if let Some(found) = instance.find_broker_addr_in_subscribe(name, self.broker_id, false) {
-            return Some(found);
+        match self
+            .inner
+            .instance
+            .subscribe_addr(&self.mq, self.broker_id, false)
+            .await
+        {
+            Ok(found) => Some(found),
+            Err(e) => {
+                debug!(error = %e, "no broker address to pull from");
+                None
+            }
         }
-        if let Err(e) = instance.refresh_route(&self.mq.topic).await {
-            debug!(error = %e, "route refresh failed");
-        }
-        instance.find_broker_addr_in_subscribe(name, self.broker_id, false)
     }
 
     async fn on_result(

@@ -11,9 +11,10 @@ use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::consumer::{Held, Inner, now_ms};
+use crate::consumer::{Held, Inner};
 use crate::process_queue::ProcessQueue;
 use crate::{consume_orderly, pull_loop, start_offset};
+use rmq_client_core::now_ms;
 
 /// Minimum spacing of two rebalances (Java
 /// `rocketmq.client.rebalance.minInterval`).

@@ -49,15 +49,12 @@ pub(crate) async fn compute(inner: &Inner, mq: &MessageQueue) -> Result<i64> {
 
 /// The master address of the queue's broker, refreshing the route once.
 async fn master_addr(instance: &ClientInstance, mq: &MessageQueue) -> Result<String> {
-    if let Some(addr) = instance.find_broker_addr_in_publish(&mq.broker_name) {
-        return Ok(addr);
-    }
-    instance.refresh_route(&mq.topic).await?;
-    instance
-        .find_broker_addr_in_publish(&mq.broker_name)
-        .ok_or_else(|| Error::BrokerNotFound {
-            broker_name: mq.broker_name.clone(),
-        })
+    instance.master_addr(mq).await.map_err(|e| match e {
+        rmq_client_core::Error::BrokerNotFound { broker_name } => {
+            Error::BrokerNotFound { broker_name }
+        }
+        e => e.into(),
+    })
 }
 
 async fn max_offset(instance: &ClientInstance, mq: &MessageQueue) -> Result<i64> {

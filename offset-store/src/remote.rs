@@ -77,26 +77,15 @@ impl RemoteBrokerOffsetStore {
     /// refresh) for updates any node, for queries the master, else any node
     /// (Java `updateConsumeOffsetToBroker` / `fetchConsumeOffsetFromBroker`).
     async fn broker_addr(&self, mq: &MessageQueue, query: bool) -> Result<String> {
-        let name = mq.broker_name.as_str();
-        let only_master = query;
-        if let Some((addr, _)) =
-            self.instance
-                .find_broker_addr_in_subscribe(name, MASTER_ID, only_master)
-        {
-            return Ok(addr);
-        }
-        let refresh_error = self.instance.refresh_route(&mq.topic).await.err();
-        if let Some(e) = &refresh_error {
-            debug!(topic = %mq.topic, error = %e, "route refresh for an offset call failed");
-        }
-        self.instance
-            .find_broker_addr_in_subscribe(name, MASTER_ID, false)
-            .map(|(addr, _)| addr)
-            .ok_or_else(|| Error::BrokerNotFound {
+        match self.instance.subscribe_addr(mq, MASTER_ID, query).await {
+            Ok((addr, _)) => Ok(addr),
+            Err(rmq_client_core::Error::BrokerNotFound { .. }) => Err(Error::BrokerNotFound {
                 broker_name: mq.broker_name.clone(),
                 topic: mq.topic.clone(),
-                source: refresh_error.map(Box::new),
-            })
+                source: None,
+            }),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// QUERY_CONSUMER_OFFSET; `None` for QUERY_NOT_FOUND.

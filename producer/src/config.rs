@@ -10,7 +10,7 @@ use crate::validate;
 
 /// The Java client's default producer group, which it refuses to start with
 /// (`MixAll.DEFAULT_PRODUCER_GROUP`).
-pub const DEFAULT_PRODUCER_GROUP: &str = "DEFAULT_PRODUCER";
+pub use rmq_protocol::names::DEFAULT_PRODUCER_GROUP;
 
 /// The producer's settings. Build it through
 /// [`ProducerBuilder`](crate::ProducerBuilder); every getter documents the
@@ -122,11 +122,6 @@ impl ProducerConfig {
     /// Checks every setting.
     pub(crate) fn validate(&self) -> Result<()> {
         validate::check_group(&self.group).map_err(Error::Config)?;
-        if self.group == DEFAULT_PRODUCER_GROUP {
-            return Err(Error::Config(format!(
-                "the producer group cannot be {DEFAULT_PRODUCER_GROUP}; choose a group name"
-            )));
-        }
         if self.send_timeout.is_zero() {
             return Err(Error::Config("the send timeout must be above zero".into()));
         }

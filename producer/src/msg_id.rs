@@ -6,8 +6,8 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use rmq_client_core::now_ms;
 use rmq_protocol::message::{UniqIdGenerator, ms_since_month_start};
 
 static GENERATOR: OnceLock<UniqIdGenerator> = OnceLock::new();
@@ -34,15 +34,6 @@ fn generator() -> &'static UniqIdGenerator {
             process_seed(),
         )
     })
-}
-
-/// Milliseconds since the Unix epoch, from the system clock (0 if the clock
-/// is before 1970).
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 /// A fresh `UNIQ_KEY`: IP ‖ pid ‖ seed ‖ ms since the start of the month ‖

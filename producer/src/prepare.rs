@@ -6,14 +6,15 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
+use rmq_client_core::now_ms;
 use rmq_protocol::header::SendMessageRequestHeaderV2;
 use rmq_protocol::message::{encode_batch, encode_properties, property};
 use rmq_protocol::{Message, MessageQueue};
 
 use crate::config::ProducerConfig;
 use crate::error::{InvalidMessage, Result};
-use crate::msg_id::{next_uniq_id, now_ms};
-use crate::validate::{AUTO_CREATE_TOPIC, RETRY_TOPIC_PREFIX, check_batch, check_message};
+use crate::msg_id::next_uniq_id;
+use crate::validate::{AUTO_CREATE_TOPIC, check_batch, check_message};
 
 /// A message or batch ready to send: everything of the request except the
 /// queue and the born timestamp, which each attempt sets.
@@ -57,7 +58,7 @@ pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Res
 
     let mut reconsume_times = 0;
     let mut max_reconsume_times = None;
-    let properties = if msg.topic.starts_with(RETRY_TOPIC_PREFIX) {
+    let properties = if rmq_protocol::names::is_retry_topic(&msg.topic) {
         // Java moves these two from the properties into the header.
         let mut props = msg.properties.clone();
         if let Some(v) = props.remove(property::RECONSUME_TIME) {

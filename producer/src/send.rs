@@ -83,29 +83,12 @@ impl Sender {
         self.by_deadline(deadline, None, lookup).await
     }
 
-    /// The master address of `queue`'s broker; refreshes the topic's route
-    /// once when the address is unknown (Java `sendKernelImpl`).
+    /// The master address of `queue`'s broker (refreshing the topic's route
+    /// once when unknown, Java `sendKernelImpl`), through the VIP channel
+    /// when configured.
     async fn broker_addr(&self, queue: &MessageQueue) -> Result<String> {
-        if let Some(addr) = self
-            .instance
-            .find_broker_addr_in_publish(&queue.broker_name)
-        {
-            return Ok(self.instance.config().send_addr(&addr));
-        }
-        // A failed refresh (e.g. a TBW102-derived queue) only means no address.
-        if let Err(e) = self.instance.refresh_route(&queue.topic).await {
-            tracing::debug!(topic = %queue.topic, error = %e, "route refresh for a broker address failed");
-        }
-        match self
-            .instance
-            .find_broker_addr_in_publish(&queue.broker_name)
-        {
-            Some(addr) => Ok(self.instance.config().send_addr(&addr)),
-            None => Err(rmq_client_core::Error::BrokerNotFound {
-                broker_name: queue.broker_name.clone(),
-            }
-            .into()),
-        }
+        let addr = self.instance.master_addr(queue).await?;
+        Ok(self.instance.config().send_addr(&addr))
     }
 
     /// One request on `queue`, answered (or failed) by `deadline`.

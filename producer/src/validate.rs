@@ -3,103 +3,36 @@
 
 use rmq_protocol::Message;
 use rmq_protocol::message::{property, validate_properties};
+use rmq_protocol::names::{self, NameKind};
 
 use crate::error::InvalidMessage;
 
-/// Longest topic name the broker accepts (Java `TopicValidator.TOPIC_MAX_LENGTH`).
-pub const TOPIC_MAX_LEN: usize = 127;
-
-/// Longest producer group name (Java `Validators.CHARACTER_MAX_LENGTH`).
-pub const GROUP_MAX_LEN: usize = 255;
-
-/// The topic a producer falls back to for a topic without a route, so the
-/// broker auto-creates it (Java `TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC`).
-pub const AUTO_CREATE_TOPIC: &str = "TBW102";
-
-/// Prefix of retry topics (`%RETRY%<group>`, Java `MixAll.RETRY_GROUP_TOPIC_PREFIX`).
-pub const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
-
-/// Topics no client may send to: the broker's internal topics (Java
-/// `TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET`) plus [`AUTO_CREATE_TOPIC`],
-/// which only exists as a template for auto-created topics.
-///
-/// Topics starting with `rmq_sys_` (5.x internal topics) are refused too.
-/// `RMQ_SYS_TRACE_TOPIC` and `BenchmarkTest` stay allowed: message tracing
-/// and the benchmark tools write to them.
-pub const FORBIDDEN_TOPICS: &[&str] = &[
-    AUTO_CREATE_TOPIC,
-    "SCHEDULE_TOPIC_XXXX",
-    "SCHEDULE_TOPIC_XXXX_V2",
-    "RMQ_SYS_TRANS_HALF_TOPIC",
-    "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-    "TRANS_CHECK_MAX_TIME_TOPIC",
-    "SELF_TEST_TOPIC",
-    "OFFSET_MOVED_EVENT",
-];
-
-/// Prefix of 5.x system topics (Java `TopicValidator.SYSTEM_TOPIC_PREFIX`).
-const SYSTEM_TOPIC_PREFIX: &str = "rmq_sys_";
-
-/// Whether `c` may appear in a topic or group name (`^[%|a-zA-Z0-9_-]+$`).
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '%' | '|' | '_' | '-')
-}
+pub use rmq_protocol::names::{
+    AUTO_CREATE_TOPIC, FORBIDDEN_TOPICS, GROUP_MAX_LEN, RETRY_TOPIC_PREFIX, TOPIC_MAX_LEN,
+};
 
 /// Checks a topic name as Java's `Validators.checkTopic` and
-/// `isNotAllowedSendTopic` do, plus the system-topic rules of
-/// [`FORBIDDEN_TOPICS`].
+/// `isNotAllowedSendTopic` do (the rules of
+/// [`rmq_protocol::names::check_send_topic`]).
 ///
 /// # Errors
 ///
 /// [`InvalidMessage::Topic`] saying what is wrong.
 pub fn check_topic(topic: &str) -> Result<(), InvalidMessage> {
-    let bad = |reason: String| InvalidMessage::Topic {
+    names::check_send_topic(topic).map_err(|e| InvalidMessage::Topic {
         topic: topic.to_owned(),
-        reason,
-    };
-    if topic.trim().is_empty() {
-        return Err(bad("the topic is empty".to_owned()));
-    }
-    if topic.len() > TOPIC_MAX_LEN {
-        return Err(bad(format!(
-            "the topic is {} characters long, more than the limit of {TOPIC_MAX_LEN}",
-            topic.len()
-        )));
-    }
-    if let Some(c) = topic.chars().find(|c| !is_name_char(*c)) {
-        return Err(bad(format!(
-            "the topic contains {c:?}; only ^[%|a-zA-Z0-9_-]+$ is allowed"
-        )));
-    }
-    if FORBIDDEN_TOPICS.contains(&topic) || topic.starts_with(SYSTEM_TOPIC_PREFIX) {
-        return Err(bad(
-            "it is a reserved system topic that clients may not send to".to_owned(),
-        ));
-    }
-    Ok(())
+        reason: e.reason(),
+    })
 }
 
-/// Checks a producer group name (Java `Validators.checkGroup`).
+/// Checks a producer group name (Java `Validators.checkGroup`; not
+/// `DEFAULT_PRODUCER`).
 ///
 /// # Errors
 ///
 /// A description of the problem.
 pub(crate) fn check_group(group: &str) -> Result<(), String> {
-    if group.trim().is_empty() {
-        return Err("the producer group is empty; set one with `.group(..)`".to_owned());
-    }
-    if group.len() > GROUP_MAX_LEN {
-        return Err(format!(
-            "the producer group is {} characters long, more than the limit of {GROUP_MAX_LEN}",
-            group.len()
-        ));
-    }
-    if let Some(c) = group.chars().find(|c| !is_name_char(*c)) {
-        return Err(format!(
-            "the producer group {group:?} contains {c:?}; only ^[%|a-zA-Z0-9_-]+$ is allowed"
-        ));
-    }
-    Ok(())
+    names::check(NameKind::ProducerGroup, group).map_err(|e| e.to_string())
 }
 
 /// Checks one message before it is sent: topic, body (non-empty, at most
@@ -153,7 +86,7 @@ pub fn check_batch(msgs: &[Message], max_size: usize) -> Result<(), InvalidMessa
         return Err(InvalidMessage::EmptyBatch);
     };
     check_topic(&first.topic)?;
-    if first.topic.starts_with(RETRY_TOPIC_PREFIX) {
+    if names::is_retry_topic(&first.topic) {
         return Err(InvalidMessage::Batch(format!(
             "a batch cannot be sent to the retry topic {}",
             first.topic

@@ -9,7 +9,9 @@
 //!   used for pull responses ([`message`]);
 //! * the JSON bodies (route data, heartbeat, consumer list, locks), including
 //!   the broker's non-standard JSON ([`body`]);
-//! * [`MessageQueue`], ordered like Java's `MessageQueue.compareTo`.
+//! * [`MessageQueue`], ordered like Java's `MessageQueue.compareTo`;
+//! * the topic and group name rules, retry and dead-letter topics
+//!   ([`names`]).
 //!
 //! This crate never performs I/O, spawns tasks or reads clocks: every value
 //! that depends on time is passed in by the caller.
@@ -31,7 +33,9 @@ mod command;
 mod error;
 pub mod header;
 pub mod message;
+pub mod names;
 mod queue;
+mod time;
 
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
 pub use codec::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
@@ -39,3 +43,4 @@ pub use command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
 pub use error::{Error, Result};
 pub use message::{Message, MessageExt};
 pub use queue::{MessageQueue, java_string_cmp};
+pub use time::epoch_millis;

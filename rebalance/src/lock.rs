@@ -251,7 +251,7 @@ impl QueueLocks {
     async fn lock_inner(&self, mqs: &[MessageQueue], track: bool) -> Vec<MessageQueue> {
         let mut locked = Vec::new();
         for (broker_name, mqs) in by_broker(mqs) {
-            let Some(addr) = self.master_addr(&broker_name, &mqs).await else {
+            let Some(addr) = self.master_addr(&mqs).await else {
                 warn!(
                     group = %self.group, broker = broker_name, queues = mqs.len(),
                     "no master address for the broker; cannot lock its queues"
@@ -308,7 +308,7 @@ impl QueueLocks {
     pub async fn unlock(&self, mqs: &[MessageQueue], oneway: bool) {
         self.table().remove(mqs);
         for (broker_name, mqs) in by_broker(mqs) {
-            let Some(addr) = self.master_addr(&broker_name, &mqs).await else {
+            let Some(addr) = self.master_addr(&mqs).await else {
                 warn!(group = %self.group, broker = broker_name, "no master address; cannot unlock");
                 continue;
             };
@@ -369,17 +369,16 @@ impl QueueLocks {
         self.table().tracked()
     }
 
-    /// The master address of `broker_name`, refreshing the route of the
-    /// first queue's topic once when it is unknown.
-    async fn master_addr(&self, broker_name: &str, mqs: &[MessageQueue]) -> Option<String> {
-        if let Some(addr) = self.instance.find_broker_addr_in_publish(broker_name) {
-            return Some(addr);
+    /// The master address of the broker of `mqs` (one broker's queues),
+    /// refreshing the route of the first queue's topic once when unknown.
+    async fn master_addr(&self, mqs: &[MessageQueue]) -> Option<String> {
+        match self.instance.master_addr(mqs.first()?).await {
+            Ok(addr) => Some(addr),
+            Err(e) => {
+                debug!(group = %self.group, error = %e, "no broker address for the queue lock");
+                None
+            }
         }
-        let topic = &mqs.first()?.topic;
-        if let Err(e) = self.instance.refresh_route(topic).await {
-            debug!(group = %self.group, topic, error = %e, "route refresh before locking failed");
-        }
-        self.instance.find_broker_addr_in_publish(broker_name)
     }
 }
 

@@ -1,10 +1,10 @@
 //! [`Env`]: the real broker, an admin client instance for broker-side checks, topics, producers.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use rmq_client_core::{ClientConfig, ClientInstance, PullStatus};
+use rmq_client_core::{ClientConfig, ClientInstance, PullStatus, now_ms};
 use rmq_producer::{Message, Producer};
 use rmq_protocol::header::{
     PullMessageRequestHeader, QueryConsumerOffsetRequestHeader, pull_sys_flag,
@@ -306,12 +306,4 @@ impl Env {
         }
         out
     }
-}
-
-/// Milliseconds since the epoch.
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or_default()
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rmq_protocol::body::TopicRouteData;
 use rmq_protocol::header::GetRouteInfoRequestHeader;
-use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
 use tracing::{debug, info, warn};
 
 use super::ClientInstance;
@@ -84,6 +84,61 @@ impl ClientInstance {
             broker_id,
             only_this_broker,
         )
+    }
+
+    /// The master address of `mq`'s broker (Java `findBrokerAddressInPublish`);
+    /// when it is unknown, refreshes the route of `mq`'s topic once and looks
+    /// again (what Java's producer and `MQAdminImpl` do before giving up).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BrokerNotFound`] when the address is still unknown (a failed
+    /// refresh is logged at debug level: it only means no address).
+    pub async fn master_addr(&self, mq: &MessageQueue) -> Result<String> {
+        let name = mq.broker_name.as_str();
+        if let Some(addr) = self.find_broker_addr_in_publish(name) {
+            return Ok(addr);
+        }
+        self.refresh_for_lookup(mq).await;
+        self.find_broker_addr_in_publish(name)
+            .ok_or_else(|| Error::BrokerNotFound {
+                broker_name: mq.broker_name.clone(),
+            })
+    }
+
+    /// An address of `mq`'s broker to pull from or to ask for offsets, and
+    /// whether it is a slave (Java `findBrokerAddressInSubscribe`): first
+    /// [`find_broker_addr_in_subscribe`](Self::find_broker_addr_in_subscribe)
+    /// with `broker_id` and `only_this_broker`; when that finds nothing,
+    /// refreshes the route of `mq`'s topic once and takes any node of the
+    /// broker, preferring `broker_id`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BrokerNotFound`] when no node of the broker is known.
+    pub async fn subscribe_addr(
+        &self,
+        mq: &MessageQueue,
+        broker_id: i64,
+        only_this_broker: bool,
+    ) -> Result<(String, bool)> {
+        let name = mq.broker_name.as_str();
+        if let Some(found) = self.find_broker_addr_in_subscribe(name, broker_id, only_this_broker) {
+            return Ok(found);
+        }
+        self.refresh_for_lookup(mq).await;
+        self.find_broker_addr_in_subscribe(name, broker_id, false)
+            .ok_or_else(|| Error::BrokerNotFound {
+                broker_name: mq.broker_name.clone(),
+            })
+    }
+
+    /// The route refresh of an address lookup: its failure only means the
+    /// address stays unknown.
+    async fn refresh_for_lookup(&self, mq: &MessageQueue) {
+        if let Err(e) = self.refresh_route(&mq.topic).await {
+            debug!(topic = %mq.topic, broker = %mq.broker_name, error = %e, "route refresh for a broker address failed");
+        }
     }
 
     /// Every known broker address as `(broker_name, broker_id, addr)`,

@@ -11,7 +11,7 @@ use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
 use rmq_rebalance::{AllocateAveragely, AllocateStrategy};
 
-use crate::common::{ConsumeFrom, Expression, TOPIC_MAX_LEN, check_group, check_name};
+use crate::common::{ConsumeFrom, Expression, check_group, check_topic};
 use crate::error::{Error, Result};
 use crate::lite::LitePullConsumer;
 
@@ -182,11 +182,11 @@ impl LitePullConsumerConfig {
             });
         }
         for (topic, expr) in &self.subscriptions {
-            check_name("topic", topic, TOPIC_MAX_LEN).map_err(config)?;
+            check_topic(topic).map_err(config)?;
             expr.check(topic).map_err(config)?;
         }
         for mq in &self.assigned {
-            check_name("topic", &mq.topic, TOPIC_MAX_LEN).map_err(config)?;
+            check_topic(&mq.topic).map_err(config)?;
         }
         in_range("pull_batch_size", i64::from(self.pull_batch_size), 1, 1024)?;
         in_range(

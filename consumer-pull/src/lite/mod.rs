@@ -25,9 +25,10 @@ pub use buffer::BufferStats;
 pub use builder::{LitePullConsumerBuilder, LitePullConsumerConfig};
 pub use stream::MessageStream;
 
-use crate::common::{self, Expression, now_ms};
+use crate::common::{self, Expression};
 use crate::error::{Error, Result};
 pub(crate) use inner::{Inner, Mode};
+use rmq_client_core::now_ms;
 
 /// A running lite pull consumer: a cheap-to-clone handle.
 ///
@@ -251,7 +252,7 @@ impl LitePullConsumer {
     pub async fn subscribe(&self, topic: &str, expression: impl Into<Expression>) -> Result<()> {
         let inner = self.running()?;
         let expression = expression.into();
-        common::check_name("topic", topic, common::TOPIC_MAX_LEN).map_err(Error::Config)?;
+        common::check_topic(topic).map_err(Error::Config)?;
         expression.check(topic).map_err(Error::Config)?;
         {
             let mut st = inner.state();

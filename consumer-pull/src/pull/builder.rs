@@ -7,7 +7,7 @@ use std::time::Duration;
 use rmq_client_core::ClientConfig;
 use rmq_protocol::body::MessageModel;
 
-use crate::common::{TOPIC_MAX_LEN, check_group, check_name};
+use crate::common::{check_group, check_topic};
 use crate::error::{Error, Result};
 use crate::pull::PullConsumer;
 
@@ -83,7 +83,7 @@ impl PullConsumerConfig {
     pub fn validate(&self) -> Result<()> {
         check_group(&self.group).map_err(Error::Config)?;
         for topic in &self.register_topics {
-            check_name("topic", topic, TOPIC_MAX_LEN).map_err(Error::Config)?;
+            check_topic(topic).map_err(Error::Config)?;
         }
         if self.pull_timeout.is_zero() {
             return Err(Error::Config("pull_timeout must be positive".into()));

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, SystemTime};
 
 use rmq_client_core::api::PULL_TIMEOUT_OVERHEAD;
-use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, PullStatus};
+use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, PullStatus, now_ms};
 use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType, offset_store_for};
 use rmq_protocol::body::{ConsumeFromWhere, ConsumeType, ConsumerData, MessageModel};
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
@@ -23,7 +23,7 @@ use tracing::{debug, info, trace, warn};
 pub use builder::{PullConsumerBuilder, PullConsumerConfig};
 
 use crate::common::{
-    self, Expression, HeartbeatGate, PullSpec, filter_by_tags, now_ms, pull_addr, system_time_ms,
+    self, Expression, HeartbeatGate, PullSpec, filter_by_tags, pull_addr, system_time_ms,
 };
 use crate::error::{Error, Result};
 

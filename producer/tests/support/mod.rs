@@ -2,7 +2,7 @@
 //! creation, a producer per test, raw PULL_MESSAGE / GET_MAX_OFFSET.
 #![allow(dead_code, unreachable_pub)]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmq_producer::{Message, Producer};
 use rmq_protocol::header::{
@@ -170,12 +170,7 @@ impl Env {
     }
 }
 
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
+pub use rmq_client_core::now_ms;
 
 /// A message of `topic` with `body` (helper for short tests).
 pub fn msg(topic: &str, body: impl Into<bytes::Bytes>) -> Message {

@@ -58,9 +58,6 @@ pub use diff::{RebalanceDiff, diff};
 pub use error::{Error, Result};
 pub use trigger::{DEFAULT_MIN_REBALANCE_INTERVAL, DEFAULT_REBALANCE_INTERVAL, RebalanceTrigger};
 
-/// Prefix of a consumer group's retry topic (`%RETRY%<group>`).
-const RETRY_TOPIC_PREFIX: &str = "%RETRY%";
-
 /// Computes this client's share of a topic's queues for one consumer group.
 ///
 /// It owns no queues, process queues or pull tasks: it answers "which
@@ -146,7 +143,7 @@ impl Rebalancer {
         let route = match self.instance.route(topic).await {
             Ok(route) => route,
             Err(rmq_client_core::Error::RouteNotFound { .. }) => {
-                if topic.starts_with(RETRY_TOPIC_PREFIX) {
+                if rmq_protocol::names::is_retry_topic(topic) {
                     debug!(group = %self.group, topic, "no route for the retry topic yet, skipped");
                 } else {
                     warn!(group = %self.group, topic, "rebalance: the topic has no route, skipped");
