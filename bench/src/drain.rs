@@ -85,7 +85,7 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
         .await
         .map_err(|source| BenchError::Consumer {
             what: format!("starting the push consumer of {}", a.topic),
-            source,
+            source: Box::new(source),
         })?;
     println!("READY");
     let timed_out = stats.wait(a.timeout).await;

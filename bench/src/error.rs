@@ -33,7 +33,7 @@ pub(crate) enum BenchError {
         what: String,
         /// The consumer error.
         #[source]
-        source: rmq_consumer_push::Error,
+        source: Box<rmq_consumer_push::Error>,
     },
     /// The pull consumer failed.
     #[error("{what}: {source}")]

@@ -47,18 +47,18 @@
 )]
 #![warn(missing_docs)]
 
-mod common;
 mod error;
 mod lite;
 mod pull;
 
-pub use common::{ConsumeFrom, DEFAULT_CONSUMER_GROUP, Expression};
-pub use error::{Error, Result};
+pub use error::{Error, PullConsumerKind, Result};
 pub use lite::{
     BufferStats, LitePullConsumer, LitePullConsumerBuilder, LitePullConsumerConfig, MessageStream,
 };
 pub use pull::{PullConsumer, PullConsumerBuilder, PullConsumerConfig, PullResult};
-pub use rmq_client_core::{ClientConfig, PullStatus};
+pub use rmq_client_core::{ClientConfig, DEFAULT_CONSUMER_GROUP, PullStatus};
+pub use rmq_consumer_base::{ConsumeFrom, Expression, GroupOptions, Subscription};
+pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use rmq_rebalance::AllocateStrategy;

@@ -1,14 +1,12 @@
 //! [`PushConsumerBuilder`]: settings with Java defaults, then `start()`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_client_core::ClientConfig;
-use rmq_protocol::body::{ExpressionType, MessageModel};
-use rmq_rebalance::AllocateStrategy;
+use rmq_client_core::{ClientConfig, ClientConfigSource};
+use rmq_consumer_base::{Expression, Subscription};
 
-use crate::config::{ConsumeFrom, PushConsumerConfig, Subscription};
+use crate::config::PushConsumerConfig;
 use crate::consumer::{Inner, Listener, PushConsumer};
 use crate::error::Result;
 use crate::listener::MessageListener;
@@ -39,94 +37,33 @@ use crate::listener_orderly::OrderlyListener;
 #[must_use = "a builder does nothing until `start` is called"]
 pub struct PushConsumerBuilder {
     config: PushConsumerConfig,
-    client: Option<ClientConfig>,
-    namesrv_addrs: Option<String>,
+    client: ClientConfigSource,
 }
 
+rmq_consumer_base::group_setters!(PushConsumerBuilder, rebalance);
+
 impl PushConsumerBuilder {
-    /// The consumer group (Java `consumerGroup`). Required; letters, digits,
-    /// `%`, `|`, `_`, `-`, at most 255 characters, not `DEFAULT_CONSUMER`.
-    pub fn group(mut self, group: impl Into<String>) -> Self {
-        self.config.group = group.into();
+    /// Subscribes to `topic` (Java `subscribe(topic, subExpression)`):
+    /// `expression` is a tag expression — `"*"` (everything) or tags joined
+    /// by `||` (`"created || paid"`) — or an [`Expression::sql`].
+    /// Subscribing a topic again replaces its expression.
+    pub fn subscribe(
+        mut self,
+        topic: impl Into<String>,
+        expression: impl Into<Expression>,
+    ) -> Self {
+        Subscription::upsert(
+            &mut self.config.subscriptions,
+            Subscription::new(topic, expression),
+        );
         self
-    }
-
-    /// The client configuration (name servers, instance name, client IP,
-    /// timeouts, persist interval...). Default:
-    /// `ClientConfig::builder().build()`, i.e. the name servers of
-    /// `NAMESRV_ADDR`. Overrides [`namesrv_addr`](Self::namesrv_addr).
-    ///
-    /// In clustering mode an instance name left at `DEFAULT` becomes
-    /// `<pid>#<nanos>` at start (Java `changeInstanceNameToPID`), so two
-    /// consumers of one group in one process get distinct client ids.
-    /// Broadcasting keeps `DEFAULT` (its offset files live under the client
-    /// id): give each broadcasting consumer of a group in one process its
-    /// own instance name.
-    pub fn client_config(mut self, config: ClientConfig) -> Self {
-        self.client = Some(config);
-        self
-    }
-
-    /// Name-server addresses, `;`-separated (Java `namesrvAddr`), for the
-    /// default client configuration. Default: `NAMESRV_ADDR`.
-    pub fn namesrv_addr(mut self, addrs: impl Into<String>) -> Self {
-        self.namesrv_addrs = Some(addrs.into());
-        self
-    }
-
-    /// Clustering (each message to one member of the group) or broadcasting
-    /// (every member gets every message; offsets in a local file; failed
-    /// messages are dropped, not retried) (Java `messageModel`). Default:
-    /// clustering.
-    pub fn message_model(mut self, model: MessageModel) -> Self {
-        self.config.message_model = model;
-        self
-    }
-
-    /// Where a queue the group has no offset for starts (Java
-    /// `consumeFromWhere` + `consumeTimestamp`). Default:
-    /// [`ConsumeFrom::LastOffset`].
-    pub fn consume_from(mut self, from: ConsumeFrom) -> Self {
-        self.config.consume_from = from;
-        self
-    }
-
-    /// The queue allocation strategy (Java `allocateMessageQueueStrategy`).
-    /// Every member of a group must use the same one. Default: averagely
-    /// (`AllocateMessageQueueAveragely`).
-    pub fn allocate_strategy(mut self, strategy: impl AllocateStrategy + 'static) -> Self {
-        self.config.allocate_strategy = Arc::new(strategy);
-        self
-    }
-
-    /// [`allocate_strategy`](Self::allocate_strategy) from a shared strategy.
-    pub fn allocate_strategy_arc(mut self, strategy: Arc<dyn AllocateStrategy>) -> Self {
-        self.config.allocate_strategy = strategy;
-        self
-    }
-
-    /// Subscribes to `topic` with a tag expression: `"*"` (everything) or
-    /// tags joined by `||` (`"created || paid"`) (Java `subscribe(topic,
-    /// subExpression)`). Subscribing a topic again replaces its expression.
-    pub fn subscribe(self, topic: impl Into<String>, tags: impl Into<String>) -> Self {
-        self.add_subscription(topic.into(), tags.into(), ExpressionType::Tag)
     }
 
     /// Subscribes to `topic` with an SQL92 condition on message properties,
     /// evaluated by the broker (needs `enablePropertyFilter=true` there)
     /// (Java `subscribe(topic, MessageSelector.bySql(sql))`).
     pub fn subscribe_sql(self, topic: impl Into<String>, sql: impl Into<String>) -> Self {
-        self.add_subscription(topic.into(), sql.into(), ExpressionType::Sql92)
-    }
-
-    fn add_subscription(mut self, topic: String, expression: String, ty: ExpressionType) -> Self {
-        self.config.subscriptions.retain(|s| s.topic != topic);
-        self.config.subscriptions.push(Subscription {
-            topic,
-            expression,
-            expression_type: ty,
-        });
-        self
+        self.subscribe(topic, Expression::sql(sql))
     }
 
     /// Most listener calls in flight at once (Java `consumeThreadMin` /
@@ -289,14 +226,6 @@ impl PushConsumerBuilder {
         self
     }
 
-    /// Root directory of the broadcasting offset files (Java
-    /// `rocketmq.client.localOffsetStoreDir`). Default: `RMQ_OFFSET_STORE_DIR`,
-    /// else `~/.rocketmq_offsets`.
-    pub fn offset_store_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.config.offset_store_dir = Some(dir.into());
-        self
-    }
-
     /// The settings as they stand (defaults included), without validating.
     pub fn config(&self) -> &PushConsumerConfig {
         &self.config
@@ -376,18 +305,17 @@ impl PushConsumerBuilder {
     }
 
     fn take_client_config(&mut self) -> Result<ClientConfig> {
-        Ok(ClientConfig::from_parts(
-            self.client.take(),
-            self.namesrv_addrs.take(),
-        )?)
+        Ok(std::mem::take(&mut self.client).resolve()?)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::Error;
+    use rmq_protocol::body::{ExpressionType, MessageModel};
     use rmq_rebalance::AllocateAveragelyByCircle;
+
+    use super::*;
+    use crate::{ConsumeFrom, Error};
 
     #[test]
     fn setters_reach_the_config() {

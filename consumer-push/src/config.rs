@@ -1,44 +1,23 @@
 //! [`PushConsumerConfig`]: the push consumer's settings with the Java
 //! client's defaults (Java `DefaultMQPushConsumer`), and their validation.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_protocol::body::{ExpressionType, MessageModel};
-use rmq_protocol::names::{self, NameKind};
-use rmq_rebalance::{
-    AllocateAveragely, AllocateStrategy, BROKER_LOCK_LEASE, DEFAULT_LOCK_LEASE,
-    DEFAULT_LOCK_RENEW_INTERVAL,
-};
+use rmq_consumer_base::GroupOptions;
+use rmq_rebalance::{BROKER_LOCK_LEASE, DEFAULT_LOCK_LEASE, DEFAULT_LOCK_RENEW_INTERVAL};
 
 use crate::error::{Error, Result};
 
 pub use rmq_client_core::DEFAULT_CONSUMER_GROUP;
-pub use rmq_offset_store::ConsumeFrom;
-
+pub use rmq_consumer_base::{ConsumeFrom, Subscription};
 pub use rmq_protocol::names::{DLQ_TOPIC_PREFIX, RETRY_TOPIC_PREFIX, dlq_topic, retry_topic};
-
-/// One subscription: a topic and a filter expression.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subscription {
-    /// The topic.
-    pub topic: String,
-    /// The expression: tags (`"*"`, `"a || b"`) or an SQL92 condition.
-    pub expression: String,
-    /// Which kind of expression.
-    pub expression_type: ExpressionType,
-}
 
 /// The push consumer's settings. Build it through
 /// [`PushConsumerBuilder`](crate::PushConsumerBuilder); every getter
 /// documents the Java name and default.
 #[derive(Debug, Clone)]
 pub struct PushConsumerConfig {
-    pub(crate) group: String,
-    pub(crate) message_model: MessageModel,
-    pub(crate) consume_from: ConsumeFrom,
-    pub(crate) allocate_strategy: Arc<dyn AllocateStrategy>,
+    pub(crate) options: GroupOptions,
     pub(crate) subscriptions: Vec<Subscription>,
     pub(crate) consume_concurrency: usize,
     pub(crate) consume_batch_max_size: usize,
@@ -57,7 +36,6 @@ pub struct PushConsumerConfig {
     pub(crate) rebalance_interval: Duration,
     pub(crate) pull_max_idle_time: Duration,
     pub(crate) shutdown_await_timeout: Duration,
-    pub(crate) offset_store_dir: Option<PathBuf>,
     /// Set by `start_orderly`: the consumer runs the orderly service.
     pub(crate) orderly: bool,
     pub(crate) suspend_current_queue_time: Duration,
@@ -68,10 +46,7 @@ pub struct PushConsumerConfig {
 impl Default for PushConsumerConfig {
     fn default() -> Self {
         PushConsumerConfig {
-            group: String::new(),
-            message_model: MessageModel::Clustering,
-            consume_from: ConsumeFrom::LastOffset,
-            allocate_strategy: Arc::new(AllocateAveragely),
+            options: GroupOptions::default(),
             subscriptions: Vec::new(),
             consume_concurrency: 20,
             consume_batch_max_size: 1,
@@ -90,7 +65,6 @@ impl Default for PushConsumerConfig {
             rebalance_interval: Duration::from_secs(20),
             pull_max_idle_time: Duration::from_secs(120),
             shutdown_await_timeout: Duration::from_secs(30),
-            offset_store_dir: None,
             orderly: false,
             suspend_current_queue_time: Duration::from_secs(1),
             lock_renew_interval: DEFAULT_LOCK_RENEW_INTERVAL,
@@ -99,31 +73,9 @@ impl Default for PushConsumerConfig {
     }
 }
 
+rmq_consumer_base::group_getters!(PushConsumerConfig, rebalance);
+
 impl PushConsumerConfig {
-    /// The consumer group (Java `consumerGroup`). Required.
-    pub fn group(&self) -> &str {
-        &self.group
-    }
-
-    /// Clustering (each message to one member of the group) or
-    /// broadcasting (to every member) (Java `messageModel`). Default:
-    /// clustering.
-    pub fn message_model(&self) -> MessageModel {
-        self.message_model
-    }
-
-    /// Where a queue without a stored offset starts (Java
-    /// `consumeFromWhere`). Default: [`ConsumeFrom::LastOffset`].
-    pub fn consume_from(&self) -> ConsumeFrom {
-        self.consume_from
-    }
-
-    /// The queue allocation strategy (Java `allocateMessageQueueStrategy`).
-    /// Default: averagely (`AVG`).
-    pub fn allocate_strategy(&self) -> &Arc<dyn AllocateStrategy> {
-        &self.allocate_strategy
-    }
-
     /// The user subscriptions (without the automatic `%RETRY%<group>` one).
     pub fn subscriptions(&self) -> &[Subscription] {
         &self.subscriptions
@@ -280,33 +232,20 @@ impl PushConsumerConfig {
         self.shutdown_await_timeout
     }
 
-    /// Root directory of the broadcasting consumer's offset files. Default:
-    /// `None`, i.e. the offset store's default (`RMQ_OFFSET_STORE_DIR`, else
-    /// `~/.rocketmq_offsets`).
-    pub fn offset_store_dir(&self) -> Option<&std::path::Path> {
-        self.offset_store_dir.as_deref()
-    }
-
     /// Checks every setting; the error names the first bad one.
     ///
     /// # Errors
     ///
     /// [`Error::Config`] describing the setting and the allowed values.
     pub fn validate(&self) -> Result<()> {
-        names::check(NameKind::ConsumerGroup, &self.group).map_err(|e| config(e.to_string()))?;
+        self.options.validate().map_err(config)?;
         if self.subscriptions.is_empty() {
             return Err(config(
                 "no subscription: call `subscribe(topic, \"*\")` or `subscribe_sql(topic, sql)`",
             ));
         }
         for sub in &self.subscriptions {
-            names::check(NameKind::Topic, &sub.topic).map_err(|e| config(e.to_string()))?;
-            if sub.expression_type == ExpressionType::Sql92 && sub.expression.trim().is_empty() {
-                return Err(config(format!(
-                    "the SQL92 expression of topic {:?} is empty",
-                    sub.topic
-                )));
-            }
+            sub.check().map_err(config)?;
         }
         in_range("consume_concurrency", self.consume_concurrency, 1, 1000)?;
         in_range(
@@ -413,20 +352,17 @@ fn in_range(name: &str, value: usize, min: usize, max: usize) -> Result<()> {
 mod tests {
     use std::time::SystemTime;
 
-    use rmq_protocol::body::ConsumeFromWhere;
+    use rmq_protocol::body::{ConsumeFromWhere, ExpressionType, MessageModel};
 
     use super::*;
 
     fn valid() -> PushConsumerConfig {
-        PushConsumerConfig {
-            group: "G".into(),
-            subscriptions: vec![Subscription {
-                topic: "T".into(),
-                expression: "*".into(),
-                expression_type: ExpressionType::Tag,
-            }],
+        let mut c = PushConsumerConfig {
+            subscriptions: vec![Subscription::new("T", "*")],
             ..PushConsumerConfig::default()
-        }
+        };
+        c.options.set_group("G".into());
+        c
     }
 
     fn err(c: &PushConsumerConfig) -> String {
@@ -481,13 +417,13 @@ mod tests {
     #[test]
     fn validation_names_the_setting() {
         let mut c = valid();
-        c.group = String::new();
+        c.options.set_group(String::new());
         assert!(err(&c).contains("group is empty"));
-        c.group = DEFAULT_CONSUMER_GROUP.into();
+        c.options.set_group(DEFAULT_CONSUMER_GROUP.into());
         assert!(err(&c).contains("reserved"));
-        c.group = "bad group".into();
+        c.options.set_group("bad group".into());
         assert!(err(&c).contains("' '"));
-        c.group = "x".repeat(256);
+        c.options.set_group("x".repeat(256));
         assert!(err(&c).contains("at most 255"));
 
         let mut c = valid();

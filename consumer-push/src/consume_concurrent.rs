@@ -36,9 +36,9 @@ pub(crate) fn submit(
     let task_inner = inner.clone();
     let pq = pq.clone();
     let mq = mq.clone();
-    inner.tasks.spawn(async move {
+    inner.core.tasks().spawn(async move {
         let inner = task_inner;
-        let abort = inner.abort.clone();
+        let abort = inner.core.cancel().clone();
         tokio::select! {
             () = consume_all(&inner, &pq, &mq, msgs) => {}
             () = abort.cancelled() => {}
@@ -74,7 +74,7 @@ async fn consume_all(
 /// send-back failed). Ends early on shutdown or when the queue is dropped.
 fn spawn_later(inner: &Arc<Inner>, pq: Arc<ProcessQueue>, mq: MessageQueue, msgs: Vec<MessageExt>) {
     let task_inner = inner.clone();
-    inner.tasks.spawn(async move {
+    inner.core.tasks().spawn(async move {
         let inner = task_inner;
         tokio::select! {
             () = tokio::time::sleep(inner.config.reconsume_delay_when_send_back_failed) => {}
@@ -139,7 +139,7 @@ async fn consume_batch(
         }
     }
     let settlement = settle::settle(msgs, first_failed, &sent_back);
-    let store = &inner.offset_store;
+    let store = inner.core.offset_store();
     pq.remove_and_commit(&settlement.remove, |offset| {
         store.update_offset(mq, offset, true);
     });
@@ -205,7 +205,7 @@ pub(crate) async fn send_back(
 ) -> bool {
     let broker_name = mq.broker_name.as_str();
     // Java falls back to the message's store host.
-    let addr = match inner.instance.master_addr(mq).await {
+    let addr = match inner.core.instance().master_addr(mq).await {
         Ok(addr) => addr,
         Err(e) => {
             debug!(queue = %mq, error = %e, "no master address for the send-back; using the store host");
@@ -214,12 +214,17 @@ pub(crate) async fn send_back(
     };
     let header = settle::send_back_header(
         msg,
-        &inner.config.group,
+        inner.core.group(),
         delay_level,
         inner.config.effective_max_reconsume_times(),
         broker_name,
     );
-    match inner.instance.consumer_send_back(&addr, header).await {
+    match inner
+        .core
+        .instance()
+        .consumer_send_back(&addr, header)
+        .await
+    {
         Ok(()) => {
             debug!(queue = %mq, offset = msg.queue_offset, reconsume_times = msg.reconsume_times, "sent back");
             true

@@ -69,7 +69,7 @@ pub(crate) fn spawn(
     };
     let span =
         info_span!("orderly", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
-    let consume_lock = inner.consume_lock(&mq);
+    let consume_lock = inner.queues.consume_lock(&mq);
     let l = OrderlyLoop {
         inner: inner.clone(),
         listener: listener.clone(),
@@ -78,7 +78,7 @@ pub(crate) fn spawn(
         cancel,
         consume_lock,
     };
-    inner.tasks.spawn(l.run().instrument(span));
+    inner.core.tasks().spawn(l.run().instrument(span));
 }
 
 /// Renews the held locks every `lock_renew_interval` (first after 1 s),
@@ -89,8 +89,8 @@ pub(crate) fn spawn_lock_renewal(inner: &Arc<Inner>) {
     };
     let every = inner.config.lock_renew_interval;
     let stop = inner.stop_pull.clone();
-    let span = info_span!("lock_renewal", group = %inner.config.group);
-    inner.tasks.spawn(
+    let span = info_span!("lock_renewal", group = %inner.core.group());
+    inner.core.tasks().spawn(
         async move {
             let mut wait = FIRST_RENEWAL.min(every);
             loop {
@@ -127,10 +127,10 @@ pub(crate) async fn drop_queue(
     mq: &MessageQueue,
     still_assigned: bool,
 ) {
-    let Some(pq) = inner.take_queue(mq) else {
+    let Some(pq) = inner.queues.take(mq) else {
         return;
     };
-    let consume_lock = inner.consume_lock(mq);
+    let consume_lock = inner.queues.consume_lock(mq);
     let guard = tokio::time::timeout(DROP_WAIT, consume_lock.clone().lock_owned())
         .await
         .ok();
@@ -142,10 +142,15 @@ pub(crate) async fn drop_queue(
         );
     }
     pq.set_dropped();
-    if let Err(e) = inner.offset_store.persist(mq, PersistMode::Sync).await {
+    if let Err(e) = inner
+        .core
+        .offset_store()
+        .persist(mq, PersistMode::Sync)
+        .await
+    {
         warn!(queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
     }
-    inner.offset_store.remove_offset(mq);
+    inner.core.offset_store().remove_offset(mq);
     if still_assigned {
         return;
     }
@@ -155,14 +160,14 @@ pub(crate) async fn drop_queue(
             let inner2 = inner.clone();
             let locks = locks.clone();
             let mq = mq.clone();
-            inner.tasks.spawn(async move {
+            inner.core.tasks().spawn(async move {
                 let inner = inner2;
                 let _guard = tokio::select! {
                     g = consume_lock.lock_owned() => g,
-                    () = inner.abort.cancelled() => return,
+                    () = inner.core.cancel().cancelled() => return,
                 };
                 // Assigned again meanwhile: the new process queue owns the lock.
-                if !inner.is_held(&mq) {
+                if !inner.queues.contains(&mq) {
                     locks.unlock(std::slice::from_ref(&mq), true).await;
                 }
             });
@@ -339,7 +344,7 @@ impl OrderlyLoop {
         self.pq.begin_consume(Instant::now());
         let result = tokio::select! {
             r = self.call_listener(&msgs, &mut ctx) => r,
-            () = self.inner.abort.cancelled() => {
+            () = self.inner.core.cancel().cancelled() => {
                 self.pq.end_consume();
                 return Round::Stop;
             }
@@ -437,7 +442,7 @@ impl OrderlyLoop {
     /// Commits everything taken (Java `commit` + `updateOffset(.., false)`),
     /// unless the queue is dropped.
     fn commit(&self) {
-        let store = &self.inner.offset_store;
+        let store = self.inner.core.offset_store();
         let mq = &self.mq;
         self.pq
             .commit_consuming(|offset| store.update_offset(mq, offset, false));

@@ -8,6 +8,7 @@ use std::time::Instant;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmq_client_core::ConsumerHandle;
+use rmq_consumer_base::restore_retry_topic;
 use rmq_protocol::body::{
     CmResult, ConsumeMessageDirectlyResult, ConsumeType, ConsumerData, ConsumerRunningInfo,
     PROP_CONSUME_TYPE, PROP_CONSUMEORDERLY, PROP_CONSUMER_START_TIMESTAMP,
@@ -20,7 +21,7 @@ use crate::consume_concurrent::panic_message;
 use crate::consumer::{Inner, Listener};
 use crate::listener::{ConsumeContext, ConsumeResult};
 use crate::listener_orderly::{OrderlyContext, OrderlyResult};
-use crate::{pulled, rebalance_driver};
+use crate::rebalance_driver;
 
 /// Registered in the client instance; holds the consumer weakly so the
 /// instance never keeps a dropped consumer alive.
@@ -32,7 +33,7 @@ pub(crate) struct Registration {
 impl Registration {
     pub(crate) fn new(inner: &Arc<Inner>) -> Self {
         Registration {
-            group: inner.config.group.clone(),
+            group: inner.core.group().to_owned(),
             inner: Arc::downgrade(inner),
         }
     }
@@ -50,14 +51,10 @@ impl ConsumerHandle for Registration {
                 ..ConsumerData::default()
             };
         };
-        ConsumerData {
-            consume_from_where: inner.config.consume_from.as_java(),
-            consume_type: ConsumeType::ConsumePassively,
-            group_name: self.group.clone(),
-            message_model: inner.config.message_model,
-            subscription_data_set: inner.subscriptions.all(),
-            unit_mode: false,
-        }
+        inner
+            .config
+            .options
+            .consumer_data(ConsumeType::ConsumePassively, inner.subscriptions.all())
     }
 
     fn notify_ids_changed(&self) {
@@ -96,17 +93,17 @@ impl ConsumerHandle for Registration {
             ),
             (
                 PROP_CONSUMER_START_TIMESTAMP,
-                inner.started_at_ms.to_string(),
+                inner.core.started_at_ms().to_string(),
             ),
-            ("consumerGroup", cfg.group.clone()),
-            ("messageModel", cfg.message_model.as_str().to_owned()),
+            ("consumerGroup", cfg.group().to_owned()),
+            ("messageModel", cfg.message_model().as_str().to_owned()),
             (
                 "consumeFromWhere",
-                cfg.consume_from.as_java().as_str().to_owned(),
+                cfg.consume_from().as_java().as_str().to_owned(),
             ),
             (
                 "allocateMessageQueueStrategy",
-                cfg.allocate_strategy.name().to_owned(),
+                cfg.allocate_strategy().name().to_owned(),
             ),
             ("consumeThreadMin", cfg.consume_concurrency.to_string()),
             ("consumeThreadMax", cfg.consume_concurrency.to_string()),
@@ -166,7 +163,7 @@ impl ConsumerHandle for Registration {
         };
         Box::pin(async move {
             let mut msg = msg;
-            pulled::restore_retry_topic(&mut msg, &inner.retry_topic);
+            restore_retry_topic(&mut msg, &inner.retry_topic);
             let broker = broker_name.unwrap_or_else(|| msg.broker_name.clone());
             let mq = MessageQueue::new(msg.topic.clone(), broker, msg.queue_id);
             let started = Instant::now();
@@ -198,7 +195,7 @@ impl ConsumerHandle for Registration {
             let (result, remark) = match outcome {
                 Ok(result) => (result, None),
                 Err(text) => {
-                    warn!(group = %inner.config.group, error = text, "the listener failed (consume directly)");
+                    warn!(group = %inner.core.group(), error = text, "the listener failed (consume directly)");
                     (CmResult::CrThrowException, Some(text))
                 }
             };

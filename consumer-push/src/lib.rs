@@ -89,7 +89,7 @@ mod listener;
 mod listener_orderly;
 mod process_queue;
 mod pull_loop;
-mod pulled;
+mod queues;
 mod rebalance_driver;
 mod settle;
 mod start_offset;
@@ -102,6 +102,7 @@ pub use config::{
     Subscription, dlq_topic, retry_topic,
 };
 pub use consumer::PushConsumer;
+pub use error::PushConsumerKind;
 pub use error::{Error, Result};
 pub use inspect::QueueSnapshot;
 pub use listener::{ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn};
@@ -109,6 +110,8 @@ pub use listener_orderly::{
     OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
 };
 pub use rmq_client_core::ClientConfig;
+pub use rmq_consumer_base::{Expression, GroupOptions};
+pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use rmq_rebalance::AllocateStrategy;

@@ -11,16 +11,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmq_client_core::{PullResult, PullStatus};
+use rmq_consumer_base::{PullSpec, SubscriptionSource, filter_pulled, pull_header};
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::MessageModel;
-use rmq_protocol::header::{PullMessageRequestHeader, pull_sys_flag};
 use rmq_protocol::{MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, trace, warn};
 
 use crate::consumer::Inner;
 use crate::process_queue::{FlowState, ProcessQueue};
-use crate::pulled;
 use crate::{consume_concurrent, consume_orderly};
 
 /// Log one flow-control event in this many (Java logs every 1000th).
@@ -44,7 +43,7 @@ pub(crate) fn spawn(
         broker_id: 0,
         flow_controlled: 0,
     };
-    inner.tasks.spawn(loop_.run().instrument(span));
+    inner.core.tasks().spawn(loop_.run().instrument(span));
 }
 
 struct PullLoop {
@@ -119,31 +118,27 @@ impl PullLoop {
             return Next::After(cfg.pull_delay_when_exception);
         };
         let (addr, is_slave) = addr;
+        // The consume offset rides on the pull (clustering, the broker's own
+        // store only: an application's store keeps the offsets to itself).
         let commit_offset = match self.inner.model() {
-            MessageModel::Clustering => self.inner.memory_offset(&self.mq).await.unwrap_or(0),
-            MessageModel::Broadcasting => 0,
+            MessageModel::Clustering if !self.inner.core.has_own_offset_store() => {
+                self.inner.memory_offset(&self.mq).await.unwrap_or(0)
+            }
+            _ => 0,
         };
-        let sys_flag =
-            pull_sys_flag::build(commit_offset > 0 && !is_slave, true, false, false, false);
-        let header = PullMessageRequestHeader {
-            consumer_group: cfg.group.clone(),
-            topic: self.mq.topic.clone(),
-            queue_id: self.mq.queue_id,
-            queue_offset: self.next_offset,
-            max_msg_nums: pull_size(&flow, cfg),
-            sys_flag,
+        let spec = PullSpec {
+            offset: self.next_offset,
+            max: pull_size(&flow, cfg),
+            hold: Some(cfg.suspend_timeout),
             commit_offset,
-            suspend_timeout_millis: i64::try_from(cfg.suspend_timeout.as_millis())
-                .unwrap_or(15_000),
-            subscription: None,
-            sub_version,
-            expression_type: Some(sub.expression_type.as_str().to_owned()),
-            max_msg_bytes: None,
-            broker_name: Some(self.mq.broker_name.clone()),
+            commit: commit_offset > 0 && !is_slave,
+            subscription: SubscriptionSource::Heartbeat { sub_version },
+            lite: false,
         };
+        let header = pull_header(self.inner.core.group(), &self.mq, &sub, spec);
         trace!(offset = self.next_offset, addr, "pull");
         let pulled = tokio::select! {
-            r = self.inner.instance.pull_message(&addr, header, None) => r,
+            r = self.inner.core.instance().pull_message(&addr, header, None) => r,
             () = self.cancel.cancelled() => return Next::Stop,
         };
         match pulled {
@@ -160,7 +155,8 @@ impl PullLoop {
     async fn broker_addr(&self) -> Option<(String, bool)> {
         match self
             .inner
-            .instance
+            .core
+            .instance()
             .subscribe_addr(&self.mq, self.broker_id, false)
             .await
         {
@@ -182,7 +178,7 @@ impl PullLoop {
         let nbo = result.next_begin_offset;
         match result.status {
             PullStatus::Found => {
-                let msgs = match result.decode_messages(&self.mq) {
+                let mut msgs = match result.decode_messages(&self.mq) {
                     Ok(m) => m,
                     Err(e) => {
                         warn!(offset = self.next_offset, error = %e, "cannot decode pulled messages");
@@ -190,7 +186,7 @@ impl PullLoop {
                     }
                 };
                 let pulled = msgs.len();
-                let msgs = pulled::prepare(msgs, sub, &self.inner.retry_topic);
+                filter_pulled(&mut msgs, sub, Some(&self.inner.retry_topic));
                 trace!(pulled, kept = msgs.len(), next = nbo, "found");
                 self.set_next(nbo);
                 if msgs.is_empty() {
@@ -230,7 +226,7 @@ impl PullLoop {
     /// Nothing held: the queue is consumed up to `offset` (Java
     /// `correctTagsOffset`).
     fn commit_if_idle(&self, offset: i64) {
-        let store = &self.inner.offset_store;
+        let store = self.inner.core.offset_store();
         let mq = &self.mq;
         self.pq
             .commit_if_empty(offset, |o| store.update_offset(mq, o, true));
@@ -246,15 +242,15 @@ impl PullLoop {
             to = nbo,
             "offset moved (illegal offset or admin reset); restarting the queue"
         );
-        self.inner.detach_queue(&self.mq, Some(&self.pq));
+        self.inner.queues.detach(&self.mq, Some(&self.pq));
         self.pq.set_dropped();
-        let store = &self.inner.offset_store;
+        let store = self.inner.core.offset_store();
         store.update_and_freeze_offset(&self.mq, nbo);
         if let Err(e) = store.persist(&self.mq, PersistMode::Sync).await {
             warn!(error = %e, "cannot persist the moved offset");
         }
         store.remove_offset(&self.mq);
-        self.inner.set_pending_offset(self.mq.clone(), nbo);
+        self.inner.queues.set_pending_offset(self.mq.clone(), nbo);
         self.inner.trigger.notify();
     }
 
@@ -267,7 +263,7 @@ impl PullLoop {
             }
             Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
                 debug!(error = %e, "the broker does not know our subscription yet; heartbeat");
-                self.inner.instance.send_heartbeat_now().await;
+                self.inner.core.instance().send_heartbeat_now().await;
                 Next::After(cfg.pull_delay_when_exception)
             }
             _ => {

@@ -11,8 +11,9 @@ use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::consumer::{Held, Inner};
+use crate::consumer::Inner;
 use crate::process_queue::ProcessQueue;
+use crate::queues::Assigned;
 use crate::{consume_orderly, pull_loop, start_offset};
 use rmq_client_core::now_ms;
 
@@ -28,8 +29,8 @@ pub(crate) fn trigger(interval: Duration) -> RebalanceTrigger {
 /// Spawns the rebalance loop. The caller ran the first rebalance.
 pub(crate) fn spawn(inner: &Arc<Inner>) {
     let task_inner = inner.clone();
-    let span = info_span!("rebalance", group = %inner.config.group);
-    inner.tasks.spawn(
+    let span = info_span!("rebalance", group = %inner.core.group());
+    inner.core.tasks().spawn(
         async move {
             let inner = task_inner;
             loop {
@@ -41,7 +42,7 @@ pub(crate) fn spawn(inner: &Arc<Inner>) {
                 // be persisted); every call in it has a timeout.
                 tokio::select! {
                     () = rebalance_once(&inner) => {}
-                    () = inner.abort.cancelled() => break,
+                    () = inner.core.cancel().cancelled() => break,
                 }
             }
         }
@@ -52,10 +53,10 @@ pub(crate) fn spawn(inner: &Arc<Inner>) {
 /// One rebalance of every subscribed topic.
 pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
     let rebalancer = Rebalancer::new(
-        inner.instance.clone(),
-        inner.config.group.clone(),
+        inner.core.instance().clone(),
+        inner.core.group().to_owned(),
         inner.model(),
-        inner.config.allocate_strategy.clone(),
+        inner.config.allocate_strategy().clone(),
     );
     for topic in inner.subscriptions.topics() {
         if inner.stop_pull.is_cancelled() {
@@ -74,7 +75,7 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
 /// Applies a topic's new assignment (Java
 /// `updateProcessQueueTableInRebalance` + `messageQueueChanged`).
 async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
-    let held = inner.held_pqs(Some(topic));
+    let held = inner.queues.process_queues(Some(topic));
     let now = Instant::now();
     let held_mqs: Vec<MessageQueue> = held.iter().map(|(mq, _)| mq.clone()).collect();
     let d = diff(&held_mqs, &assigned);
@@ -88,7 +89,7 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
             added.push(mq.clone());
         }
     }
-    inner.retain_pending(topic, &assigned);
+    inner.queues.retain_pending(topic, &assigned);
     let mut changed = false;
     // Concurrently: an orderly removal may wait for a listener call.
     futures::future::join_all(
@@ -123,7 +124,7 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
             break;
         }
         // Java removeDirtyOffset: the store is the truth for a new queue.
-        inner.offset_store.remove_offset(&mq);
+        inner.core.offset_store().remove_offset(&mq);
         let offset = match start_offset::compute(inner, &mq).await {
             Ok(o) => o,
             Err(e) => {
@@ -137,11 +138,11 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
         let pq = Arc::new(ProcessQueue::new(Instant::now()));
         pq.set_next_offset(offset);
         let cancel = inner.stop_pull.child_token();
-        let held = Held {
+        let assigned = Assigned {
             pq: pq.clone(),
             cancel: cancel.clone(),
         };
-        if inner.insert_queue(mq.clone(), held) {
+        if inner.queues.insert(mq.clone(), assigned) {
             info!(queue = %mq, offset, "queue added by rebalance");
             started.push((mq, pq, offset, cancel));
             changed = true;
@@ -164,7 +165,7 @@ async fn announce(inner: &Inner, topic: &str) {
     let Some(version) = inner.subscriptions.bump_version(topic, now_ms()) else {
         return;
     };
-    inner.instance.send_heartbeat_now().await;
+    inner.core.instance().send_heartbeat_now().await;
     inner.subscriptions.confirm_version(topic, version);
     debug!(topic, version, "subscription version announced");
 }
@@ -175,18 +176,18 @@ async fn announce(inner: &Inner, topic: &str) {
 /// the rebalance recreate it from there.
 pub(crate) fn spawn_reset(inner: &Arc<Inner>, topic: String, offsets: Vec<(MessageQueue, i64)>) {
     let task_inner = inner.clone();
-    inner.tasks.spawn(async move {
+    inner.core.tasks().spawn(async move {
         let inner = task_inner;
         if inner.stop_pull.is_cancelled() {
             return;
         }
         let mut any = false;
         for (mq, offset) in offsets {
-            if mq.topic != topic || inner.detach_queue(&mq, None).is_none() {
+            if mq.topic != topic || inner.queues.detach(&mq, None).is_none() {
                 continue;
             }
             info!(queue = %mq, offset, "offset reset by the broker");
-            let store = &inner.offset_store;
+            let store = inner.core.offset_store();
             store.update_and_freeze_offset(&mq, offset);
             if let Err(e) = store
                 .persist(&mq, rmq_offset_store::PersistMode::Sync)
@@ -195,7 +196,7 @@ pub(crate) fn spawn_reset(inner: &Arc<Inner>, topic: String, offsets: Vec<(Messa
                 warn!(queue = %mq, error = %e, "cannot persist the reset offset");
             }
             store.remove_offset(&mq);
-            inner.set_pending_offset(mq, offset);
+            inner.queues.set_pending_offset(mq, offset);
             any = true;
         }
         if any {

@@ -9,25 +9,26 @@ use std::sync::Arc;
 
 use rmq_offset_store::PersistMode;
 use rmq_protocol::MessageQueue;
-use rmq_protocol::body::MessageModel;
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::common;
+use rmq_consumer_base::offsets;
+
 use crate::error::{Error, Result};
-use crate::lite::{Inner, Mode, pull_task};
+use crate::lite::inner::{Inner, Mode};
+use crate::lite::pull_task;
 
 /// The rebalance task: runs a rebalance whenever the trigger says so
 /// (every rebalance interval, and at once when the group changes).
 pub(crate) fn spawn_rebalance_loop(inner: &Arc<Inner>) {
     let task_inner = inner.clone();
-    let span = info_span!("rebalance", group = %inner.config.group);
-    inner.tasks.spawn(
+    let span = info_span!("rebalance", group = %inner.core.group());
+    inner.core.tasks().spawn(
         async move {
             let inner = task_inner;
             loop {
                 tokio::select! {
                     () = inner.trigger.wait() => {}
-                    () = inner.cancel.cancelled() => break,
+                    () = inner.core.cancel().cancelled() => break,
                 }
                 // Not raced with the cancellation: a rebalance half done
                 // could drop a queue without persisting its offset.
@@ -80,7 +81,7 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
             }
             Ok(_) => {}
             Err(e) => {
-                warn!(group = %inner.config.group, topic, error = %e, "rebalance failed; trying again later")
+                warn!(group = %inner.core.group(), topic, error = %e, "rebalance failed; trying again later")
             }
         }
     }
@@ -96,9 +97,9 @@ pub(crate) async fn assign(inner: &Arc<Inner>, queues: Vec<MessageQueue>) -> Res
     let mut topics: Vec<&str> = queues.iter().map(|mq| mq.topic.as_str()).collect();
     topics.dedup();
     for topic in topics {
-        if inner.instance.cached_route(topic).is_none() {
-            if let Err(e) = inner.instance.route(topic).await {
-                warn!(group = %inner.config.group, topic, error = %e, "no route for an assigned topic yet");
+        if inner.core.instance().cached_route(topic).is_none() {
+            if let Err(e) = inner.core.instance().route(topic).await {
+                warn!(group = %inner.core.group(), topic, error = %e, "no route for an assigned topic yet");
             }
         }
     }
@@ -109,7 +110,7 @@ pub(crate) async fn assign(inner: &Arc<Inner>, queues: Vec<MessageQueue>) -> Res
     for mq in queues.iter().filter(|mq| !held.contains(mq)) {
         add_queue(inner, mq, None);
     }
-    info!(group = %inner.config.group, queues = ?queues, "assigned");
+    info!(group = %inner.core.group(), queues = ?queues, "assigned");
     Ok(())
 }
 
@@ -121,15 +122,15 @@ pub(crate) fn add_queue(inner: &Arc<Inner>, mq: &MessageQueue, start: Option<i64
         let Some(generation) = st.buffer.insert_queue(mq) else {
             return;
         };
-        let token = inner.cancel.child_token();
+        let token = inner.child_token();
         st.pulls.insert(mq.clone(), token.clone());
         st.reported.remove(mq);
         (generation, token)
     };
     // Forget any offset left in memory: the start offset is read from the
     // store (Java `removeDirtyOffset`).
-    inner.offset_store.remove_offset(mq);
-    debug!(group = %inner.config.group, queue = %mq, "queue added");
+    inner.core.offset_store().remove_offset(mq);
+    debug!(group = %inner.core.group(), queue = %mq, "queue added");
     pull_task::spawn(inner, mq.clone(), generation, token, start);
 }
 
@@ -149,7 +150,7 @@ pub(crate) async fn drop_queue(inner: &Arc<Inner>, mq: &MessageQueue) {
         return;
     };
     inner.space.notify_waiters();
-    let store = &inner.offset_store;
+    let store = inner.core.offset_store();
     if inner.config.auto_commit {
         if let Some(offset) = removed.handed_out {
             store.update_offset(mq, offset, false);
@@ -157,15 +158,15 @@ pub(crate) async fn drop_queue(inner: &Arc<Inner>, mq: &MessageQueue) {
     }
     // One queue only: `persist_all` would also forget the in-memory
     // offsets of the other queues.
-    if inner.config.message_model == MessageModel::Clustering {
+    if inner.config.options.is_clustering() {
         inner.ensure_heartbeat(mq).await;
     }
     if let Err(e) = store.persist(mq, PersistMode::Sync).await {
-        warn!(group = %inner.config.group, queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
+        warn!(group = %inner.core.group(), queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
     }
     store.remove_offset(mq);
     debug!(
-        group = %inner.config.group, queue = %mq, dropped = removed.dropped,
+        group = %inner.core.group(), queue = %mq, dropped = removed.dropped,
         handed_out = ?removed.handed_out, "queue dropped"
     );
 }
@@ -183,8 +184,8 @@ pub(crate) async fn seek(
     if !inner.state().buffer.contains(mq) {
         return Err(Error::NotAssigned { queue: mq.clone() });
     }
-    let min = common::min_offset(&inner.instance, mq).await?;
-    let max = common::max_offset(&inner.instance, mq).await?;
+    let min = offsets::min_offset(inner.core.instance(), mq).await?;
+    let max = offsets::max_offset(inner.core.instance(), mq).await?;
     let offset = pick(min, max)?;
     if offset < min || offset > max {
         return Err(Error::OffsetOutOfRange {
@@ -199,7 +200,7 @@ pub(crate) async fn seek(
         let Some((generation, dropped)) = st.buffer.seek(mq, offset) else {
             return Err(Error::NotAssigned { queue: mq.clone() });
         };
-        let token = inner.cancel.child_token();
+        let token = inner.child_token();
         if let Some(old) = st.pulls.insert(mq.clone(), token.clone()) {
             old.cancel();
         }
@@ -207,7 +208,7 @@ pub(crate) async fn seek(
         (generation, token, dropped)
     };
     inner.space.notify_waiters();
-    info!(group = %inner.config.group, queue = %mq, offset, dropped, "seek");
+    info!(group = %inner.core.group(), queue = %mq, offset, dropped, "seek");
     pull_task::spawn(inner, mq.clone(), generation, token, Some(offset));
     Ok(())
 }
@@ -216,21 +217,12 @@ pub(crate) async fn seek(
 /// oneway, like Java's periodic persist).
 pub(crate) fn spawn_auto_commit(inner: &Arc<Inner>) {
     let task_inner = inner.clone();
-    inner.tasks.spawn(async move {
-        let inner = task_inner;
-        let every = inner.config.auto_commit_interval;
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(every) => {}
-                () = inner.cancel.cancelled() => break,
-            }
-            let committed = tokio::select! {
-                r = inner.commit(PersistMode::Oneway) => r,
-                () = inner.cancel.cancelled() => break,
-            };
-            if let Err(e) = committed {
-                warn!(group = %inner.config.group, error = %e, "auto-commit failed; trying again later");
-            }
-        }
-    });
+    inner.core.spawn_every(
+        inner.config.auto_commit_interval,
+        inner.core.cancel().clone(),
+        move || {
+            let inner = task_inner.clone();
+            async move { inner.commit(PersistMode::Oneway).await }
+        },
+    );
 }

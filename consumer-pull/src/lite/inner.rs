@@ -1,27 +1,27 @@
 //! [`Inner`]: the lite pull consumer's shared state (behind one mutex),
-//! its registration in the client instance, hand-out, error reporting,
-//! commit and shutdown.
+//! its start sequence, hand-out, error reporting, commit and shutdown.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rmq_client_core::{ClientInstance, ConsumerHandle};
-use rmq_offset_store::{OffsetStore, PersistMode};
-use rmq_protocol::body::{ConsumeType, ConsumerData, MessageModel, SubscriptionData};
+use rmq_client_core::ClientConfig;
+use rmq_consumer_base::{ConsumerCore, Guarded, HeartbeatGate, offsets};
+use rmq_offset_store::PersistMode;
+use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::{MessageExt, MessageQueue};
 use rmq_rebalance::{DEFAULT_MIN_REBALANCE_INTERVAL, RebalanceTrigger, Rebalancer};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
-use crate::common::{self, HeartbeatGate};
-use crate::error::{Error, Result};
-use crate::lite::LitePullConsumerConfig;
+use crate::error::{Error, PullConsumerKind, Result};
+use crate::lite::assignment;
 use crate::lite::buffer::{Buffer, Limits};
+use crate::lite::config::LitePullConsumerConfig;
+use crate::lite::consumer::LitePullConsumer;
+use crate::lite::registration::Registration;
 
 /// How long shutdown waits for the background tasks to stop (they stop at
 /// their next `.await` once cancelled; a rebalance in progress finishes its
@@ -70,9 +70,8 @@ pub(crate) struct State {
 
 /// State shared by the handle, the streams and every task.
 pub(crate) struct Inner {
+    pub(crate) core: ConsumerCore,
     pub(crate) config: LitePullConsumerConfig,
-    pub(crate) instance: ClientInstance,
-    pub(crate) offset_store: Arc<dyn OffsetStore>,
     pub(crate) rebalancer: Rebalancer,
     pub(crate) trigger: RebalanceTrigger,
     pub(crate) heartbeat: HeartbeatGate,
@@ -83,63 +82,111 @@ pub(crate) struct Inner {
     pub(crate) space: Notify,
     /// Serializes assignment changes: rebalance, assign, seek, shutdown.
     pub(crate) ops: tokio::sync::Mutex<()>,
-    pub(crate) tasks: TaskTracker,
-    pub(crate) cancel: CancellationToken,
-    closed: AtomicBool,
-    shutdown_lock: tokio::sync::Mutex<bool>,
 }
 
 impl fmt::Debug for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Inner")
-            .field("group", &self.config.group)
+            .field("core", &self.core)
             .finish_non_exhaustive()
     }
 }
 
-/// The consumer as the client instance sees it.
-struct Registration {
-    group: String,
-    inner: Weak<Inner>,
-}
-
-impl ConsumerHandle for Registration {
-    fn consumer_data(&self) -> ConsumerData {
-        let Some(inner) = self.inner.upgrade() else {
-            return ConsumerData {
-                group_name: self.group.clone(),
-                consume_type: ConsumeType::ConsumeActively,
-                ..ConsumerData::default()
-            };
-        };
-        ConsumerData {
-            consume_from_where: inner.config.consume_from.as_java(),
-            consume_type: ConsumeType::ConsumeActively,
-            group_name: self.group.clone(),
-            message_model: inner.config.message_model,
-            subscription_data_set: inner
-                .state()
-                .subscriptions
-                .values()
-                .map(|s| (**s).clone())
-                .collect(),
-            unit_mode: false,
-        }
+impl Guarded for Inner {
+    fn core(&self) -> &ConsumerCore {
+        &self.core
     }
 
-    fn notify_ids_changed(&self) {
-        if let Some(inner) = self.inner.upgrade() {
-            inner.trigger.notify();
-        }
+    fn name(&self) -> &'static str {
+        "lite pull consumer"
+    }
+
+    fn wake(&self) {
+        self.wake_all();
     }
 }
 
 impl Inner {
-    /// The shared state of a consumer about to start.
-    pub(crate) fn new(
+    /// The start sequence (Java `DefaultLitePullConsumerImpl.start`):
+    /// instance, offset store, routes, registration; then the first
+    /// rebalance (subscribe) or the assigned queues, and the loops.
+    pub(crate) async fn start(
         config: LitePullConsumerConfig,
-        instance: ClientInstance,
-        offset_store: Arc<dyn OffsetStore>,
+        client: ClientConfig,
+    ) -> Result<LitePullConsumer> {
+        let mut topics: Vec<String> = config
+            .subscriptions
+            .iter()
+            .map(|s| s.topic.clone())
+            .collect();
+        topics.extend(config.assigned.iter().map(|mq| mq.topic.clone()));
+        topics.sort_unstable();
+        topics.dedup();
+        let options = config.options.clone();
+        ConsumerCore::start(&options, client, topics, |core| {
+            Self::start_on(core, config)
+        })
+        .await
+    }
+
+    async fn start_on(
+        core: ConsumerCore,
+        config: LitePullConsumerConfig,
+    ) -> Result<LitePullConsumer> {
+        let version = core.started_at_ms();
+        let subscriptions: BTreeMap<String, Arc<SubscriptionData>> = config
+            .subscriptions
+            .iter()
+            .map(|s| (s.topic.clone(), Arc::new(s.to_data(version))))
+            .collect();
+        let mode = if !subscriptions.is_empty() {
+            Mode::Subscribe
+        } else if !config.assigned.is_empty() {
+            Mode::Assign
+        } else {
+            Mode::None
+        };
+        let assigned = config.assigned.clone();
+        let inner = Inner::new(core, config, mode, subscriptions);
+        // Registering heartbeats at once: the broker must know the group
+        // before it lists it for the rebalance or accepts its offsets.
+        inner.core.register(Registration::new(&inner)).await?;
+        let consumer = LitePullConsumer::new(inner.clone());
+        let group = inner.core.group();
+        match mode {
+            Mode::Subscribe => {
+                // A new trigger is due at once: consume that run inline so
+                // the queues are assigned when start returns.
+                inner.trigger.wait().await;
+                assignment::rebalance_once(&inner).await;
+            }
+            Mode::Assign => {
+                // Fails only once shut down, which cannot be yet; not `?`:
+                // the handle above already owns the instance release.
+                if let Err(e) = assignment::assign(&inner, assigned).await {
+                    warn!(group, error = %e, "assigning the queues failed");
+                }
+            }
+            Mode::None => {}
+        }
+        assignment::spawn_rebalance_loop(&inner);
+        if inner.config.auto_commit {
+            assignment::spawn_auto_commit(&inner);
+        }
+        info!(
+            group,
+            client_id = inner.core.instance().client_id(),
+            mode = mode.name(),
+            queues = inner.state().buffer.queues().len(),
+            "lite pull consumer started"
+        );
+        Ok(consumer)
+    }
+
+    /// The shared state of a consumer about to start.
+    fn new(
+        core: ConsumerCore,
+        config: LitePullConsumerConfig,
         mode: Mode,
         subscriptions: BTreeMap<String, Arc<SubscriptionData>>,
     ) -> Arc<Self> {
@@ -151,18 +198,17 @@ impl Inner {
                 .saturating_mul(1024 * 1024),
         };
         let rebalancer = Rebalancer::new(
-            instance.clone(),
-            config.group.clone(),
-            config.message_model,
-            config.allocate_strategy.clone(),
+            core.instance().clone(),
+            core.group().to_owned(),
+            config.message_model(),
+            config.allocate_strategy().clone(),
         );
         let trigger = RebalanceTrigger::with_intervals(
             config.rebalance_interval,
             DEFAULT_MIN_REBALANCE_INTERVAL.min(config.rebalance_interval),
         );
         Arc::new(Inner {
-            instance,
-            offset_store,
+            core,
             rebalancer,
             trigger,
             heartbeat: HeartbeatGate::default(),
@@ -177,38 +223,22 @@ impl Inner {
             msg_ready: Notify::new(),
             space: Notify::new(),
             ops: tokio::sync::Mutex::new(()),
-            tasks: TaskTracker::new(),
-            cancel: CancellationToken::new(),
-            closed: AtomicBool::new(false),
-            shutdown_lock: tokio::sync::Mutex::new(false),
             config,
         })
     }
 
-    /// Registers the consumer in the client instance (which heartbeats at
-    /// once).
-    pub(crate) async fn register(self: &Arc<Self>) -> Result<()> {
-        let registration = Arc::new(Registration {
-            group: self.config.group.clone(),
-            inner: Arc::downgrade(self),
-        });
-        self.instance
-            .register_consumer(&self.config.group, registration)
-            .await?;
-        Ok(())
+    /// Whether the consumer is closed (shut down or dropped).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.core.is_closed()
     }
 
-    /// Marks the consumer closed; `false` when it already was.
-    pub(crate) fn close(&self) -> bool {
-        !self.closed.swap(true, Ordering::AcqRel)
+    /// A new token for a queue's pull task (a child of the root).
+    pub(crate) fn child_token(&self) -> CancellationToken {
+        self.core.cancel().child_token()
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
     }
 
     /// Wakes every waiter: readers (`msg_ready`) and pull tasks (`space`).
@@ -284,8 +314,9 @@ impl Inner {
             let st = self.state();
             (st.buffer.queues(), st.buffer.handed_out())
         };
+        let store = self.core.offset_store();
         for (mq, offset) in &handed_out {
-            self.offset_store.update_offset(mq, *offset, false);
+            store.update_offset(mq, *offset, false);
         }
         self.persist(&queues, mode).await
     }
@@ -296,42 +327,36 @@ impl Inner {
         if queues.is_empty() {
             return Ok(());
         }
-        if self.config.message_model == MessageModel::Clustering {
+        if self.config.options.is_clustering() {
             for mq in queues {
                 self.ensure_heartbeat(mq).await;
             }
         }
-        Ok(self.offset_store.persist_all(queues, mode).await?)
+        Ok(self.core.offset_store().persist_all(queues, mode).await?)
     }
 
     /// Makes sure the queue's broker has seen this group's heartbeat.
     pub(crate) async fn ensure_heartbeat(&self, mq: &MessageQueue) {
-        match common::master_addr(&self.instance, mq).await {
-            Ok(addr) => self.heartbeat.ensure(&self.instance, &addr).await,
+        let instance = self.core.instance();
+        match offsets::master_addr::<PullConsumerKind>(instance, mq).await {
+            Ok(addr) => self.heartbeat.ensure(instance, &addr).await,
             Err(e) => debug!(queue = %mq, error = %e, "no broker address for the heartbeat check"),
         }
     }
 
-    pub(crate) async fn shutdown(&self) -> Result<()> {
-        let mut done = self.shutdown_lock.lock().await;
-        if *done || self.closed.swap(true, Ordering::AcqRel) {
-            *done = true;
-            return Ok(());
-        }
-        let group = self.config.group.clone();
+    /// The consumer's own shutdown steps (run once, by
+    /// [`ConsumerCore::shutdown`], which then unregisters and releases).
+    pub(crate) async fn stop(&self) -> Result<()> {
+        let group = self.core.group();
         info!(group, "lite pull consumer shutting down");
         // 1. Nothing more is handed out; readers wake up and see it.
         self.wake_all();
         // 2. Stop rebalancing and pulling. Holding `ops` first: an
         // assignment change in progress finishes, and none starts (they
         // check `closed`), so no task is spawned after the wait.
-        self.cancel.cancel();
+        self.core.cancel().cancel();
         let _ops = self.ops.lock().await;
-        self.tasks.close();
-        if tokio::time::timeout(SHUTDOWN_WAIT, self.tasks.wait())
-            .await
-            .is_err()
-        {
+        if !self.core.close_and_wait(SHUTDOWN_WAIT).await {
             warn!(group, timeout = ?SHUTDOWN_WAIT, "some consumer tasks did not stop in time");
         }
         // 3. Commit (with auto-commit) and persist, waiting for the broker.
@@ -347,11 +372,7 @@ impl Inner {
             st.pulls.clear();
             st.errors.clear();
         }
-        // 4. Unregister and release the client instance.
-        self.instance.unregister_consumer(&group).await;
-        self.instance.release().await;
-        *done = true;
-        info!(group, "lite pull consumer shut down");
+        info!(group, "lite pull consumer stopped; unregistering");
         persisted
     }
 }

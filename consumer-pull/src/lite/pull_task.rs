@@ -7,15 +7,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_client_core::PullStatus;
-use rmq_protocol::body::{MessageModel, SubscriptionData};
+use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::{MessageExt, MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info_span, trace, warn};
 
-use crate::common::{self, Expression, PullSpec, filter_by_tags};
-use crate::error::Error;
-use crate::lite::Inner;
+use rmq_consumer_base::{
+    Expression, PullSpec, SubscriptionSource, filter_pulled, offsets, pull_header,
+};
+use rmq_protocol::names;
+
+use crate::error::{Error, PullConsumerKind};
 use crate::lite::buffer::Gate;
+use crate::lite::inner::Inner;
 
 /// Pause after the broker answered FLOW_CONTROL (Java push consumer's
 /// `PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`).
@@ -39,7 +43,7 @@ pub(crate) fn spawn(
         broker_id: 0,
         all: Arc::new(Expression::all().to_subscription("", 0)),
     };
-    inner.tasks.spawn(task.run(start).instrument(span));
+    inner.core.tasks().spawn(task.run(start).instrument(span));
 }
 
 struct PullTask {
@@ -141,15 +145,16 @@ impl PullTask {
     async fn start_offset(&self) -> Option<i64> {
         let inner = &self.inner;
         loop {
-            if inner.config.message_model == MessageModel::Clustering {
+            if inner.config.options.is_clustering() {
                 inner.ensure_heartbeat(&self.mq).await;
             }
             let computed = tokio::select! {
-                r = common::start_offset(
-                    &inner.instance,
-                    &*inner.offset_store,
+                r = offsets::start_offset(
+                    inner.core.instance(),
+                    &**inner.core.offset_store(),
                     &self.mq,
-                    inner.config.consume_from,
+                    inner.config.consume_from(),
+                    names::is_retry_topic(&self.mq.topic),
                 ) => r,
                 () = self.cancel.cancelled() => return None,
             };
@@ -212,27 +217,37 @@ impl PullTask {
         let inner = &self.inner;
         let cfg = &inner.config;
         let sub = self.subscription();
-        let (addr, _) = match common::pull_addr(&inner.instance, &self.mq, self.broker_id).await {
+        let instance = inner.core.instance();
+        let (addr, _) = match offsets::pull_addr::<PullConsumerKind>(
+            instance,
+            &self.mq,
+            self.broker_id,
+        )
+        .await
+        {
             Ok(found) => found,
             Err(e) => {
                 warn!(error = %e, "no address for the queue's broker; retrying later");
                 return (Step::Retry(cfg.pull_delay_when_exception), None);
             }
         };
-        inner.heartbeat.ensure(&inner.instance, &addr).await;
+        inner.heartbeat.ensure(instance, &addr).await;
         let slots = reservation.slots;
         let spec = PullSpec {
             offset,
             max: i32::try_from(slots).unwrap_or(i32::MAX),
             hold: Some(cfg.broker_suspend_max_time),
+            commit_offset: 0,
+            commit: false,
+            subscription: SubscriptionSource::InRequest,
             // PULL_MESSAGE, not LITE_PULL_MESSAGE (361): 4.9.x brokers answer
             // 361 with REQUEST_CODE_NOT_SUPPORTED, and both codes read alike.
             lite: false,
         };
-        let header = common::pull_header(&cfg.group, &self.mq, &sub, spec);
+        let header = pull_header(inner.core.group(), &self.mq, &sub, spec);
         trace!(offset, max = slots, addr, "pull");
         let pulled = tokio::select! {
-            r = inner.instance.pull_message(&addr, header, None) => r,
+            r = instance.pull_message(&addr, header, None) => r,
             () = self.cancel.cancelled() => return (Step::Stop, None),
         };
         let result = match pulled {
@@ -257,7 +272,7 @@ impl PullTask {
                         return (Step::Retry(cfg.pull_delay_when_exception), suggested);
                     }
                 };
-                filter_by_tags(&mut msgs, &sub);
+                filter_pulled(&mut msgs, &sub, None);
                 // The buffer limit is hard: keep what was reserved and pull
                 // the rest again (only an unwrapped 5.x inner batch can
                 // bring more than asked for).
@@ -303,7 +318,7 @@ impl PullTask {
             }
             Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
                 debug!(error = %e, "the broker does not know the group yet; heartbeat");
-                inner.instance.send_heartbeat_now().await;
+                inner.core.instance().send_heartbeat_now().await;
                 Step::Retry(delay)
             }
             _ => {

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use futures::stream::{FusedStream, Stream};
 
 use crate::error::{Error, Result};
-use crate::lite::Inner;
+use crate::lite::inner::Inner;
 use rmq_protocol::MessageExt;
 
 /// The messages of a [`LitePullConsumer`](crate::LitePullConsumer), one at
@@ -37,7 +37,7 @@ pub struct MessageStream {
 impl fmt::Debug for MessageStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MessageStream")
-            .field("group", &self.inner.config.group)
+            .field("group", &self.inner.core.group())
             .field("done", &self.done)
             .finish_non_exhaustive()
     }

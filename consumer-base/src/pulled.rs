@@ -1,26 +1,35 @@
-//! What happens to pulled messages before they reach the process queue:
-//! the client-side tag re-check and the retry-topic restoration.
+//! What happens to a pulled batch before a consumer keeps it: the
+//! client-side tag re-check and the retry-topic restoration (Java
+//! `PullAPIWrapper.processPullResult` and `resetRetryAndNamespace`).
 
 use rmq_protocol::MessageExt;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::message::property;
 
-/// Keeps the messages whose tag the subscription accepts (Java
-/// `PullAPIWrapper.processPullResult`): the broker filters by tag hash
-/// code, so hash collisions let foreign tags through; this compares the
-/// strings. `*` and SQL92 subscriptions keep everything.
-pub(crate) fn filter_by_tags(msgs: &mut Vec<MessageExt>, sub: &SubscriptionData) {
-    if sub.tags_set.is_empty() || sub.class_filter_mode {
-        return;
+/// Keeps the messages whose tag `sub` accepts — the broker filters by tag
+/// hash code, so hash collisions let foreign tags through; this compares
+/// the strings (`*` and SQL92 subscriptions keep everything) — and, when
+/// `retry_topic` is given, shows the messages read from it with their
+/// original topic ([`restore_retry_topic`]).
+pub fn filter_pulled(
+    msgs: &mut Vec<MessageExt>,
+    sub: &SubscriptionData,
+    retry_topic: Option<&str>,
+) {
+    if !sub.tags_set.is_empty() && !sub.class_filter_mode {
+        msgs.retain(|m| sub.matches_tag(m.tags()));
     }
-    msgs.retain(|m| sub.matches_tag(m.tags()));
+    if let Some(retry_topic) = retry_topic {
+        for msg in msgs {
+            restore_retry_topic(msg, retry_topic);
+        }
+    }
 }
 
-/// Shows retried messages with their original topic (Java
-/// `resetRetryAndNamespace`): a message read from `retry_topic`
-/// (`%RETRY%<group>`) that carries the `RETRY_TOPIC` property gets that
-/// topic back. Queue id and broker name stay those of the retry queue.
-pub(crate) fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
+/// A message read from `retry_topic` (`%RETRY%<group>`) that carries the
+/// `RETRY_TOPIC` property gets its original topic back. Queue id and broker
+/// name stay those of the retry queue.
+pub fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
     if msg.topic != retry_topic {
         return;
     }
@@ -29,19 +38,6 @@ pub(crate) fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
             msg.message.topic = original.to_owned();
         }
     }
-}
-
-/// Both steps, in Java's order.
-pub(crate) fn prepare(
-    mut msgs: Vec<MessageExt>,
-    sub: &SubscriptionData,
-    retry_topic: &str,
-) -> Vec<MessageExt> {
-    filter_by_tags(&mut msgs, sub);
-    for msg in &mut msgs {
-        restore_retry_topic(msg, retry_topic);
-    }
-    msgs
 }
 
 #[cfg(test)]
@@ -72,7 +68,7 @@ mod tests {
             msg("T", Some("b")),
             msg("T", Some("A")),
         ];
-        filter_by_tags(&mut msgs, &sub);
+        filter_pulled(&mut msgs, &sub, None);
         let tags: Vec<_> = msgs.iter().map(|m| m.tags()).collect();
         assert_eq!(tags, [Some("a"), Some("b")]);
     }
@@ -84,7 +80,7 @@ mod tests {
             SubscriptionData::build("T", "a > 5", ExpressionType::Sql92, 1),
         ] {
             let mut msgs = vec![msg("T", None), msg("T", Some("x"))];
-            filter_by_tags(&mut msgs, &sub);
+            filter_pulled(&mut msgs, &sub, None);
             assert_eq!(msgs.len(), 2);
         }
     }
@@ -93,7 +89,6 @@ mod tests {
     fn retry_topic_is_restored() {
         let mut m = msg("%RETRY%G", Some("a"));
         m.message.set_property(property::RETRY_TOPIC, "orders");
-        m.queue_id = 0;
         restore_retry_topic(&mut m, "%RETRY%G");
         assert_eq!(m.topic, "orders");
         // Only for this group's retry topic.
@@ -113,12 +108,15 @@ mod tests {
     }
 
     #[test]
-    fn prepare_filters_then_restores() {
+    fn filter_then_restore() {
         let sub = SubscriptionData::build("%RETRY%G", "*", ExpressionType::Tag, 1);
         let mut m = msg("%RETRY%G", None);
         m.message.set_property(property::RETRY_TOPIC, "orders");
-        let out = prepare(vec![m], &sub, "%RETRY%G");
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].topic, "orders");
+        let mut kept = vec![m.clone()];
+        filter_pulled(&mut kept, &sub, Some("%RETRY%G"));
+        assert_eq!(kept[0].topic, "orders");
+        let mut untouched = vec![m];
+        filter_pulled(&mut untouched, &sub, None);
+        assert_eq!(untouched[0].topic, "%RETRY%G");
     }
 }

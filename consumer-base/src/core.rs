@@ -1,0 +1,338 @@
+//! [`ConsumerCore`]: the part of a consumer's shared state every consumer
+//! kind has — client instance, offset store, closed flag, shutdown lock,
+//! root cancellation token, task tracker — with the start sequence, the
+//! shutdown skeleton and the periodic persist loop; and [`DropGuard`],
+//! what stops a consumer whose last handle is dropped without shutdown.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, now_ms};
+use rmq_offset_store::OffsetStore;
+use rmq_protocol::names;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{debug, warn};
+
+use crate::error::{Error, Kind};
+use crate::options::GroupOptions;
+
+/// The lifecycle and shared handles of one running consumer.
+///
+/// Every task of the consumer is spawned on [`tasks`](Self::tasks) and
+/// listens to [`cancel`](Self::cancel) (or a child token of it), so that
+/// once [`close_and_wait`](Self::close_and_wait) returns no task is left.
+pub struct ConsumerCore {
+    group: String,
+    instance: ClientInstance,
+    offset_store: Arc<dyn OffsetStore>,
+    own_offset_store: bool,
+    started_at_ms: i64,
+    tasks: TaskTracker,
+    cancel: CancellationToken,
+    closed: AtomicBool,
+    /// Held by a shutdown in progress; `true` once one completed.
+    shutdown_done: tokio::sync::Mutex<bool>,
+}
+
+impl fmt::Debug for ConsumerCore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsumerCore")
+            .field("group", &self.group)
+            .field("client_id", &self.instance.client_id())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConsumerCore {
+    /// The start sequence every consumer shares (Java
+    /// `DefaultMQPushConsumerImpl.start` and its pull siblings): a
+    /// pid-based instance name for clustering consumers (Java
+    /// `changeInstanceNameToPID`: members of a group need distinct client
+    /// ids) → the client instance → the offset store (`options`' own, else
+    /// the message model's default) loaded → the routes of `topics` (the
+    /// heartbeat goes to the brokers they name; a topic without a route is
+    /// logged, it is read once it exists) → `build`, which creates the
+    /// consumer's state, registers it and spawns its tasks.
+    ///
+    /// When any step fails the client instance is released again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Client`] (instance start, registration in `build`),
+    /// [`Error::OffsetStore`] (the local store cannot be used), or what
+    /// `build` returns.
+    pub async fn start<K, T, F, Fut>(
+        options: &GroupOptions,
+        mut client: ClientConfig,
+        topics: Vec<String>,
+        build: F,
+    ) -> Result<T, Error<K>>
+    where
+        K: Kind,
+        F: FnOnce(ConsumerCore) -> Fut,
+        Fut: Future<Output = Result<T, Error<K>>>,
+    {
+        if options.is_clustering() {
+            client.change_instance_name_to_pid();
+        }
+        let instance = ClientInstance::get_or_start(client)?;
+        let started = match Self::open(options, instance.clone(), &topics).await {
+            Ok(core) => build(core).await,
+            Err(e) => Err(e),
+        };
+        if started.is_err() {
+            instance.release().await;
+        }
+        started
+    }
+
+    async fn open<K: Kind>(
+        options: &GroupOptions,
+        instance: ClientInstance,
+        topics: &[String],
+    ) -> Result<ConsumerCore, Error<K>> {
+        let group = options.group().to_owned();
+        let offset_store = options.open_offset_store(&instance)?;
+        offset_store.load().await?;
+        for topic in topics {
+            match instance.route(topic).await {
+                Ok(_) => {}
+                Err(e) if names::is_retry_topic(topic) => {
+                    debug!(group, topic, error = %e, "no route for the retry topic yet")
+                }
+                Err(e) => warn!(
+                    group, topic, error = %e,
+                    "no route for a topic yet; reading starts once it exists"
+                ),
+            }
+        }
+        Ok(ConsumerCore {
+            group,
+            instance,
+            offset_store,
+            own_offset_store: options.offset_store().is_some(),
+            started_at_ms: now_ms(),
+            tasks: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+            closed: AtomicBool::new(false),
+            shutdown_done: tokio::sync::Mutex::new(false),
+        })
+    }
+
+    /// The consumer group.
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The client instance the consumer runs on.
+    pub fn instance(&self) -> &ClientInstance {
+        &self.instance
+    }
+
+    /// The group's offset store.
+    pub fn offset_store(&self) -> &Arc<dyn OffsetStore> {
+        &self.offset_store
+    }
+
+    /// Whether the offset store was given by the application (then the
+    /// consumer writes no offsets to the broker itself).
+    pub fn has_own_offset_store(&self) -> bool {
+        self.own_offset_store
+    }
+
+    /// When the consumer started, ms since the epoch (the first
+    /// subscription version).
+    pub fn started_at_ms(&self) -> i64 {
+        self.started_at_ms
+    }
+
+    /// The tracker every task of the consumer is spawned on.
+    pub fn tasks(&self) -> &TaskTracker {
+        &self.tasks
+    }
+
+    /// The root token: cancelling it stops every task.
+    pub fn cancel(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the consumer is closed (shut down or dropped).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Marks the consumer closed; `false` when it already was.
+    pub fn close(&self) -> bool {
+        !self.closed.swap(true, Ordering::AcqRel)
+    }
+
+    /// `Ok` while the consumer runs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Shutdown`] once it is closed.
+    pub fn check_open<K: Kind>(&self) -> Result<(), Error<K>> {
+        if self.is_closed() {
+            Err(Error::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Registers the consumer in the client instance (which heartbeats at
+    /// once: the broker must know the group before it lists it for a
+    /// rebalance or accepts its offsets).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Client`] when the group is already registered in this
+    /// client instance.
+    pub async fn register<K: Kind>(&self, handle: Arc<dyn ConsumerHandle>) -> Result<(), Error<K>> {
+        self.instance.register_consumer(&self.group, handle).await?;
+        Ok(())
+    }
+
+    /// The shutdown every consumer shares: the first call closes the
+    /// consumer, runs `stop` (the consumer's own steps: cancel, wait for its
+    /// tasks, persist), unregisters the group (UNREGISTER_CLIENT) and
+    /// releases the client instance; later and concurrent calls wait for it
+    /// and return `Ok(())`. A consumer already closed by its drop guard is
+    /// not stopped again.
+    ///
+    /// # Errors
+    ///
+    /// What `stop` returned (everything else still ran).
+    pub async fn shutdown<K: Kind>(
+        &self,
+        stop: impl Future<Output = Result<(), Error<K>>>,
+    ) -> Result<(), Error<K>> {
+        let mut done = self.shutdown_done.lock().await;
+        if *done || !self.close() {
+            *done = true;
+            return Ok(());
+        }
+        let stopped = stop.await;
+        self.instance.unregister_consumer(&self.group).await;
+        self.instance.release().await;
+        *done = true;
+        stopped
+    }
+
+    /// Closes the tracker and waits for every task, at most `limit`;
+    /// `false` when some did not stop in time.
+    pub async fn close_and_wait(&self, limit: Duration) -> bool {
+        self.tasks.close();
+        tokio::time::timeout(limit, self.tasks.wait()).await.is_ok()
+    }
+
+    /// Runs `work` every `every` (first after one period) until `stop`
+    /// fires; a failure is logged and tried again at the next period. For
+    /// the periodic offset persist (Java `persistConsumerOffsetInterval`)
+    /// and the lite consumer's auto-commit.
+    pub fn spawn_every<F, Fut, E>(&self, every: Duration, stop: CancellationToken, mut work: F)
+    where
+        F: FnMut() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), E>> + Send,
+        E: fmt::Display,
+    {
+        let group = self.group.clone();
+        self.tasks.spawn(async move {
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(every) => {}
+                    () = stop.cancelled() => break,
+                }
+                let done = tokio::select! {
+                    r = work() => r,
+                    () = stop.cancelled() => break,
+                };
+                if let Err(e) = done {
+                    warn!(group, error = %e, "persisting offsets failed; trying again later");
+                }
+            }
+        });
+    }
+}
+
+/// What the [`DropGuard`] needs from a consumer's shared state.
+pub trait Guarded: Send + Sync + 'static {
+    /// The consumer's core.
+    fn core(&self) -> &ConsumerCore;
+
+    /// The consumer in log texts (`"push consumer"`).
+    fn name(&self) -> &'static str;
+
+    /// Wakes whoever waits on the consumer (readers of a stream), after the
+    /// tasks were cancelled. Default: nothing.
+    fn wake(&self) {}
+
+    /// Work to do in the background before the group is unregistered
+    /// (e.g. releasing broker queue locks). Default: none.
+    fn before_unregister(&self) -> Option<BoxFuture<'static, ()>> {
+        None
+    }
+}
+
+/// Owned by a consumer's handles (behind an `Arc`): when the last handle
+/// goes away without shutdown, cancels every task at once (best effort:
+/// offsets are not persisted), and unregisters the group and releases the
+/// client instance in a last background task.
+pub struct DropGuard<T: Guarded> {
+    inner: Arc<T>,
+}
+
+impl<T: Guarded> DropGuard<T> {
+    /// The guard of `inner`.
+    pub fn new(inner: Arc<T>) -> Self {
+        DropGuard { inner }
+    }
+
+    /// The consumer's shared state.
+    pub fn inner(&self) -> &Arc<T> {
+        &self.inner
+    }
+}
+
+impl<T: Guarded> fmt::Debug for DropGuard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DropGuard")
+            .field("core", self.inner.core())
+            .finish()
+    }
+}
+
+impl<T: Guarded> Drop for DropGuard<T> {
+    fn drop(&mut self) {
+        let core = self.inner.core();
+        if !core.close() {
+            return;
+        }
+        core.cancel.cancel();
+        core.tasks.close();
+        self.inner.wake();
+        warn!(
+            group = %core.group,
+            "{} dropped without shutdown; offsets not persisted",
+            self.inner.name()
+        );
+        // Unregistering needs I/O: hand it to the runtime if there is one.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let first = self.inner.before_unregister();
+            let instance = core.instance.clone();
+            let group = core.group.clone();
+            rt.spawn(async move {
+                if let Some(first) = first {
+                    first.await;
+                }
+                instance.unregister_consumer(&group).await;
+                instance.release().await;
+            });
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! What every rmq consumer shares, whatever its kind (push, explicit pull,
+//! lite pull):
+//!
+//! * [`Expression`] (tags or SQL92) and [`Subscription`]: what a consumer
+//!   reads;
+//! * [`GroupOptions`]: the group settings of every consumer, with the
+//!   [`group_setters!`] and [`group_getters!`] that give each consumer's
+//!   builder and config the same documented setters and getters;
+//! * [`ConsumerCore`]: client instance, offset store, closed flag, shutdown
+//!   lock, root cancellation token and task tracker, the start sequence,
+//!   the shutdown skeleton and the periodic persist; [`DropGuard`] for the
+//!   handles;
+//! * [`offsets`]: where a new queue starts, min / max / by-time offsets,
+//!   broker addresses;
+//! * [`filter_pulled`]: the client-side tag re-check and retry-topic
+//!   restoration of a pulled batch;
+//! * [`pull_header`]: the PULL_MESSAGE request;
+//! * [`HeartbeatGate`]: a heartbeat before the first call to a broker;
+//! * [`Error`]: one set of variants, one error type per consumer kind.
+//!
+//! ```
+//! use rmq_consumer_base::{Expression, Subscription};
+//!
+//! let sub = Subscription::new("orders", "created || paid");
+//! assert_eq!(sub.filter(), Expression::tag("created || paid"));
+//! let data = sub.to_data(1);
+//! assert_eq!(data.tags_set, ["created", "paid"]);
+//! ```
+//!
+//! See `DESIGN.md` in the crate for how the consumers use these pieces.
+#![warn(missing_docs)]
+
+mod core;
+mod error;
+mod heartbeat;
+pub mod offsets;
+mod options;
+mod pull_request;
+mod pulled;
+mod subscription;
+
+pub use core::{ConsumerCore, DropGuard, Guarded};
+pub use error::{Error, Kind};
+pub use heartbeat::HeartbeatGate;
+pub use options::GroupOptions;
+pub use pull_request::{PullSpec, SubscriptionSource, pull_header};
+pub use pulled::{filter_pulled, restore_retry_topic};
+pub use rmq_offset_store::ConsumeFrom;
+pub use subscription::{Expression, Subscription};
+
+/// What the setter and getter macros name; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use rmq_client_core::client_setters;
+    pub use rmq_offset_store::{ConsumeFrom, OffsetStore};
+    pub use rmq_protocol::body::MessageModel;
+    pub use rmq_rebalance::AllocateStrategy;
+}

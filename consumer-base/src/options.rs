@@ -1,0 +1,356 @@
+//! [`GroupOptions`]: the settings every consumer of a group has (group,
+//! message model, where new queues start, allocation, offset store), and
+//! the macros that give each consumer's builder and config their setters
+//! and getters, defined and documented once here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmq_client_core::ClientInstance;
+use rmq_offset_store::{ConsumeFrom, OffsetStore, offset_store_for};
+use rmq_protocol::body::{ConsumeType, ConsumerData, MessageModel, SubscriptionData};
+use rmq_protocol::names::{self, NameKind};
+use rmq_rebalance::{AllocateAveragely, AllocateStrategy};
+
+/// The group settings every consumer shares, with the Java defaults.
+/// Consumer configs embed it; their builders set it through the setters
+/// [`group_setters!`](crate::group_setters) adds.
+#[derive(Debug, Clone)]
+pub struct GroupOptions {
+    group: String,
+    message_model: MessageModel,
+    consume_from: ConsumeFrom,
+    allocate_strategy: Arc<dyn AllocateStrategy>,
+    offset_store_dir: Option<PathBuf>,
+    offset_store: Option<Arc<dyn OffsetStore>>,
+}
+
+impl Default for GroupOptions {
+    fn default() -> Self {
+        GroupOptions {
+            group: String::new(),
+            message_model: MessageModel::Clustering,
+            consume_from: ConsumeFrom::LastOffset,
+            allocate_strategy: Arc::new(AllocateAveragely),
+            offset_store_dir: None,
+            offset_store: None,
+        }
+    }
+}
+
+impl GroupOptions {
+    /// The consumer group (Java `consumerGroup`). Required.
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// Clustering (the group shares the queues, each message goes to one
+    /// member; offsets kept by the broker) or broadcasting (every member
+    /// reads every queue; offsets in a local file) (Java `messageModel`).
+    /// Default: clustering.
+    pub fn message_model(&self) -> MessageModel {
+        self.message_model
+    }
+
+    /// Whether the message model is clustering.
+    pub fn is_clustering(&self) -> bool {
+        self.message_model == MessageModel::Clustering
+    }
+
+    /// Where a queue the group has no offset for starts (Java
+    /// `consumeFromWhere` + `consumeTimestamp`). Default:
+    /// [`ConsumeFrom::LastOffset`].
+    pub fn consume_from(&self) -> ConsumeFrom {
+        self.consume_from
+    }
+
+    /// The queue allocation strategy (Java `allocateMessageQueueStrategy`).
+    /// Default: averagely (`AVG`).
+    pub fn allocate_strategy(&self) -> &Arc<dyn AllocateStrategy> {
+        &self.allocate_strategy
+    }
+
+    /// Root directory of the broadcasting consumer's offset files. Default:
+    /// `None`, i.e. the offset store's default (`RMQ_OFFSET_STORE_DIR`, else
+    /// `~/.rocketmq_offsets`).
+    pub fn offset_store_dir(&self) -> Option<&Path> {
+        self.offset_store_dir.as_deref()
+    }
+
+    /// The offset store given instead of the default one, if any.
+    pub fn offset_store(&self) -> Option<&Arc<dyn OffsetStore>> {
+        self.offset_store.as_ref()
+    }
+
+    /// Sets [`group`](Self::group).
+    pub fn set_group(&mut self, group: String) {
+        self.group = group;
+    }
+
+    /// Sets [`message_model`](Self::message_model).
+    pub fn set_message_model(&mut self, model: MessageModel) {
+        self.message_model = model;
+    }
+
+    /// Sets [`consume_from`](Self::consume_from).
+    pub fn set_consume_from(&mut self, from: ConsumeFrom) {
+        self.consume_from = from;
+    }
+
+    /// Sets [`allocate_strategy`](Self::allocate_strategy).
+    pub fn set_allocate_strategy(&mut self, strategy: Arc<dyn AllocateStrategy>) {
+        self.allocate_strategy = strategy;
+    }
+
+    /// Sets [`offset_store_dir`](Self::offset_store_dir).
+    pub fn set_offset_store_dir(&mut self, dir: PathBuf) {
+        self.offset_store_dir = Some(dir);
+    }
+
+    /// Sets [`offset_store`](Self::offset_store).
+    pub fn set_offset_store(&mut self, store: Arc<dyn OffsetStore>) {
+        self.offset_store = Some(store);
+    }
+
+    /// Checks the group name (Java `Validators.checkGroup`; not
+    /// `DEFAULT_CONSUMER`).
+    ///
+    /// # Errors
+    ///
+    /// A text saying what is wrong with the name.
+    pub fn validate(&self) -> Result<(), String> {
+        names::check(NameKind::ConsumerGroup, &self.group).map_err(|e| e.to_string())
+    }
+
+    /// The offset store the consumer uses on `instance`: the one given,
+    /// else the default of the message model ([`offset_store_for`]: the
+    /// broker for clustering, a local file for broadcasting). Nothing is
+    /// loaded yet.
+    ///
+    /// # Errors
+    ///
+    /// Broadcasting with the default store: the local file store's errors.
+    pub fn open_offset_store(
+        &self,
+        instance: &ClientInstance,
+    ) -> rmq_offset_store::Result<Arc<dyn OffsetStore>> {
+        match &self.offset_store {
+            Some(store) => Ok(store.clone()),
+            None => offset_store_for(
+                self.message_model,
+                instance,
+                &self.group,
+                self.offset_store_dir.as_deref(),
+            ),
+        }
+    }
+
+    /// The heartbeat entry of a consumer of this group.
+    pub fn consumer_data(
+        &self,
+        consume_type: ConsumeType,
+        subscriptions: Vec<SubscriptionData>,
+    ) -> ConsumerData {
+        ConsumerData {
+            consume_from_where: self.consume_from.as_java(),
+            consume_type,
+            group_name: self.group.clone(),
+            message_model: self.message_model,
+            subscription_data_set: subscriptions,
+            unit_mode: false,
+        }
+    }
+}
+
+/// Adds the group setters to a consumer builder: `group`, `client_config`,
+/// `namesrv_addr`, `message_model`, `offset_store_dir`, `offset_store` and,
+/// with `rebalance`, `consume_from`, `allocate_strategy` and
+/// `allocate_strategy_arc`.
+///
+/// The builder has a field `client` (a
+/// [`ClientConfigSource`](rmq_client_core::ClientConfigSource)) and a field
+/// `config` whose field `options` is the [`GroupOptions`].
+#[macro_export]
+macro_rules! group_setters {
+    ($builder:ty) => {
+        $crate::__private::client_setters!($builder, client);
+
+        impl $builder {
+            /// The consumer group (Java `consumerGroup`). Required; letters,
+            /// digits, `%`, `|`, `_`, `-`, at most 255 characters, not
+            /// `DEFAULT_CONSUMER`.
+            pub fn group(mut self, group: impl Into<String>) -> Self {
+                self.config.options.set_group(group.into());
+                self
+            }
+
+            /// Clustering (the group shares the queues, each message goes to
+            /// one member; offsets kept by the broker) or broadcasting
+            /// (every member reads every queue; offsets in a local file of
+            /// this client) (Java `messageModel`). Default: clustering.
+            ///
+            /// Broadcasting keeps the instance name `DEFAULT` (its offset
+            /// files live under the client id): give each broadcasting
+            /// consumer of a group in one process its own instance name.
+            pub fn message_model(mut self, model: $crate::__private::MessageModel) -> Self {
+                self.config.options.set_message_model(model);
+                self
+            }
+
+            /// Root directory of the broadcasting offset files (Java
+            /// `rocketmq.client.localOffsetStoreDir`). Default:
+            /// `RMQ_OFFSET_STORE_DIR`, else `~/.rocketmq_offsets`.
+            pub fn offset_store_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+                self.config.options.set_offset_store_dir(dir.into());
+                self
+            }
+
+            /// Keeps the group's offsets in `store` instead of the default
+            /// (the broker for clustering, a local file for broadcasting;
+            /// Java `setOffsetStore`). The consumer loads it at start, reads
+            /// a new queue's start offset from it, commits into it and
+            /// persists it; with a store of its own the consumer never
+            /// writes the group's offsets to the broker (no commit offset
+            /// rides on its pulls).
+            pub fn offset_store(
+                mut self,
+                store: impl $crate::__private::OffsetStore + 'static,
+            ) -> Self {
+                self.config
+                    .options
+                    .set_offset_store(std::sync::Arc::new(store));
+                self
+            }
+
+            /// [`offset_store`](Self::offset_store) from a shared store.
+            pub fn offset_store_arc(
+                mut self,
+                store: std::sync::Arc<dyn $crate::__private::OffsetStore>,
+            ) -> Self {
+                self.config.options.set_offset_store(store);
+                self
+            }
+        }
+    };
+    ($builder:ty, rebalance) => {
+        $crate::group_setters!($builder);
+
+        impl $builder {
+            /// Where a queue the group has no offset for starts (Java
+            /// `consumeFromWhere` + `consumeTimestamp`). Default:
+            /// [`ConsumeFrom::LastOffset`](rmq_offset_store::ConsumeFrom::LastOffset).
+            pub fn consume_from(mut self, from: $crate::__private::ConsumeFrom) -> Self {
+                self.config.options.set_consume_from(from);
+                self
+            }
+
+            /// The queue allocation strategy (Java
+            /// `allocateMessageQueueStrategy`). Every member of a group must
+            /// use the same one. Default: averagely
+            /// (`AllocateMessageQueueAveragely`).
+            pub fn allocate_strategy(
+                mut self,
+                strategy: impl $crate::__private::AllocateStrategy + 'static,
+            ) -> Self {
+                self.config
+                    .options
+                    .set_allocate_strategy(std::sync::Arc::new(strategy));
+                self
+            }
+
+            /// [`allocate_strategy`](Self::allocate_strategy) from a shared
+            /// strategy.
+            pub fn allocate_strategy_arc(
+                mut self,
+                strategy: std::sync::Arc<dyn $crate::__private::AllocateStrategy>,
+            ) -> Self {
+                self.config.options.set_allocate_strategy(strategy);
+                self
+            }
+        }
+    };
+}
+
+/// Adds the group getters to a consumer config whose field `options` is the
+/// [`GroupOptions`]: `group`, `message_model`, `offset_store_dir`,
+/// `offset_store`, `group_options` and, with `rebalance`, `consume_from`
+/// and `allocate_strategy`.
+#[macro_export]
+macro_rules! group_getters {
+    ($config:ty) => {
+        impl $config {
+            /// The consumer group (Java `consumerGroup`).
+            pub fn group(&self) -> &str {
+                self.options.group()
+            }
+
+            /// Clustering or broadcasting (Java `messageModel`). Default:
+            /// clustering.
+            pub fn message_model(&self) -> $crate::__private::MessageModel {
+                self.options.message_model()
+            }
+
+            /// Root directory of the broadcasting consumer's offset files.
+            /// Default: `None`, i.e. the offset store's default
+            /// (`RMQ_OFFSET_STORE_DIR`, else `~/.rocketmq_offsets`).
+            pub fn offset_store_dir(&self) -> Option<&std::path::Path> {
+                self.options.offset_store_dir()
+            }
+
+            /// The offset store given to the builder, if any (else the
+            /// message model's default).
+            pub fn offset_store(
+                &self,
+            ) -> Option<&std::sync::Arc<dyn $crate::__private::OffsetStore>> {
+                self.options.offset_store()
+            }
+
+            /// The group settings all consumers share.
+            pub fn group_options(&self) -> &$crate::GroupOptions {
+                &self.options
+            }
+        }
+    };
+    ($config:ty, rebalance) => {
+        $crate::group_getters!($config);
+
+        impl $config {
+            /// Where a queue without a stored offset starts (Java
+            /// `consumeFromWhere`). Default:
+            /// [`ConsumeFrom::LastOffset`](rmq_offset_store::ConsumeFrom::LastOffset).
+            pub fn consume_from(&self) -> $crate::__private::ConsumeFrom {
+                self.options.consume_from()
+            }
+
+            /// The queue allocation strategy (Java
+            /// `allocateMessageQueueStrategy`). Default: averagely (`AVG`).
+            pub fn allocate_strategy(
+                &self,
+            ) -> &std::sync::Arc<dyn $crate::__private::AllocateStrategy> {
+                self.options.allocate_strategy()
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_validation() {
+        let mut o = GroupOptions::default();
+        assert_eq!(o.message_model(), MessageModel::Clustering);
+        assert_eq!(o.consume_from(), ConsumeFrom::LastOffset);
+        assert_eq!(o.allocate_strategy().name(), "AVG");
+        assert!(o.offset_store().is_none());
+        assert!(o.validate().unwrap_err().contains("is empty"));
+        o.set_group("DEFAULT_CONSUMER".into());
+        assert!(o.validate().unwrap_err().contains("reserved"));
+        o.set_group("G".into());
+        assert!(o.validate().is_ok());
+        let data = o.consumer_data(ConsumeType::ConsumeActively, Vec::new());
+        assert_eq!(data.group_name, "G");
+        assert_eq!(data.consume_type, ConsumeType::ConsumeActively);
+    }
+}

@@ -1,0 +1,408 @@
+//! [`LitePullConsumer`]: background pulls into a bounded buffer, handed out
+//! by [`poll`](LitePullConsumer::poll) or a [`MessageStream`] (Java
+//! `DefaultLitePullConsumer`).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmq_client_core::{ClientInstance, now_ms};
+use rmq_consumer_base::{DropGuard, Expression, Subscription};
+use rmq_offset_store::{PersistMode, ReadOffsetType};
+use rmq_protocol::{MessageExt, MessageQueue};
+use tokio::time::Instant;
+use tracing::warn;
+
+use crate::error::{Error, Result};
+use crate::lite::assignment;
+use crate::lite::buffer::BufferStats;
+use crate::lite::builder::LitePullConsumerBuilder;
+use crate::lite::config::LitePullConsumerConfig;
+use crate::lite::inner::{Inner, Mode};
+use crate::lite::stream::MessageStream;
+
+/// A running lite pull consumer: a cheap-to-clone handle.
+///
+/// Queues come from the group rebalance ([`subscribe`](Self::subscribe))
+/// or are fixed ([`assign`](Self::assign)). One background task per queue
+/// long-polls the broker into a bounded buffer (per queue and in total);
+/// when the buffer is full, pulling pauses until the application takes
+/// messages with [`poll`](Self::poll) or a [`stream`](Self::stream). A slow
+/// reader slows pulling instead of growing memory.
+///
+/// Offsets: a queue's offset to commit is the one after the last message
+/// *handed out* by `poll` / the stream (or a [`seek`](Self::seek)
+/// position). With auto-commit (the default) they are committed every 5 s,
+/// when a rebalance takes a queue away, and at shutdown; otherwise only by
+/// [`commit`](Self::commit).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+/// use futures::StreamExt;
+/// use rmq_consumer_pull::LitePullConsumer;
+///
+/// let consumer = LitePullConsumer::builder()
+///     .group("analytics")
+///     .subscribe("clicks", "*")
+///     .auto_commit(false)
+///     .start()
+///     .await?;
+/// let mut messages = consumer.stream();
+/// while let Some(msg) = messages.next().await {
+///     let msg = msg?;
+///     println!("{}", msg.msg_id);
+///     consumer.commit().await?;
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// Dropping the last handle without [`shutdown`](Self::shutdown) stops
+/// every task at once (best effort) without committing; streams then end.
+#[derive(Clone)]
+#[must_use = "dropping the last LitePullConsumer handle stops it without committing; call shutdown().await"]
+pub struct LitePullConsumer {
+    guard: Arc<DropGuard<Inner>>,
+}
+
+impl fmt::Debug for LitePullConsumer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner();
+        // One lock, released before formatting.
+        let (mode, queues) = {
+            let st = inner.state();
+            (st.mode, st.buffer.queues().len())
+        };
+        f.debug_struct("LitePullConsumer")
+            .field("group", &inner.core.group())
+            .field("client_id", &inner.core.instance().client_id())
+            .field("mode", &mode)
+            .field("queues", &queues)
+            .field("shut_down", &inner.core.is_closed())
+            .finish()
+    }
+}
+
+impl LitePullConsumer {
+    /// A builder with the Java client's defaults.
+    pub fn builder() -> LitePullConsumerBuilder {
+        LitePullConsumerBuilder::default()
+    }
+
+    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+        LitePullConsumer {
+            guard: Arc::new(DropGuard::new(inner)),
+        }
+    }
+
+    fn inner(&self) -> &Arc<Inner> {
+        self.guard.inner()
+    }
+
+    fn running(&self) -> Result<&Arc<Inner>> {
+        let inner = self.inner();
+        inner.core.check_open()?;
+        Ok(inner)
+    }
+
+    /// The consumer's settings.
+    pub fn config(&self) -> &LitePullConsumerConfig {
+        &self.inner().config
+    }
+
+    /// The consumer group.
+    pub fn group(&self) -> &str {
+        self.inner().core.group()
+    }
+
+    /// This client's id in the group (`ip@instance`).
+    pub fn client_id(&self) -> &str {
+        self.inner().core.instance().client_id()
+    }
+
+    /// The client instance the consumer runs on.
+    pub fn client_instance(&self) -> &ClientInstance {
+        self.inner().core.instance()
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) ran (or the consumer was
+    /// dropped).
+    pub fn is_shutdown(&self) -> bool {
+        self.inner().core.is_closed()
+    }
+
+    /// Subscribes to `topic` (Java `subscribe`): the next rebalance (asked
+    /// for now; at most one per second) assigns this consumer a share of
+    /// its queues. Subscribing a topic again replaces its expression.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SubscriptionConflict`] when the consumer uses `assign`;
+    /// [`Error::Config`] for a bad topic name or an empty SQL expression;
+    /// [`Error::Shutdown`].
+    pub async fn subscribe(&self, topic: &str, expression: impl Into<Expression>) -> Result<()> {
+        let inner = self.running()?;
+        let sub = Subscription::new(topic, expression);
+        sub.check().map_err(Error::Config)?;
+        {
+            let mut st = inner.state();
+            inner.set_mode(&mut st, Mode::Subscribe)?;
+            st.subscriptions
+                .insert(topic.to_owned(), Arc::new(sub.to_data(now_ms())));
+        }
+        let instance = inner.core.instance();
+        if let Err(e) = instance.route(topic).await {
+            warn!(group = %inner.core.group(), topic, error = %e, "no route for the topic yet");
+        }
+        instance.send_heartbeat_now().await;
+        inner.trigger.notify();
+        Ok(())
+    }
+
+    /// Stops reading `topic`: its queues are dropped (committing what was
+    /// handed out, with auto-commit) and the subscription is removed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Shutdown`].
+    pub async fn unsubscribe(&self, topic: &str) -> Result<()> {
+        let inner = self.running()?;
+        let _ops = inner.ops.lock().await;
+        let queues: Vec<MessageQueue> = {
+            let mut st = inner.state();
+            st.subscriptions.remove(topic);
+            st.buffer
+                .queues()
+                .into_iter()
+                .filter(|mq| mq.topic == topic)
+                .collect()
+        };
+        for mq in &queues {
+            assignment::drop_queue(inner, mq).await;
+        }
+        inner.core.instance().send_heartbeat_now().await;
+        Ok(())
+    }
+
+    /// Reads exactly `queues` from now on, without a group rebalance (Java
+    /// `assign`): queues no longer in the set are dropped (committing what
+    /// was handed out, with auto-commit), new ones start at their committed
+    /// offset (else per [`ConsumeFrom`](crate::ConsumeFrom)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SubscriptionConflict`] when the consumer uses `subscribe`;
+    /// [`Error::InvalidArgument`] for an empty set; [`Error::Shutdown`].
+    pub async fn assign(&self, queues: impl IntoIterator<Item = MessageQueue>) -> Result<()> {
+        let inner = self.running()?;
+        let mut queues: Vec<MessageQueue> = queues.into_iter().collect();
+        if queues.is_empty() {
+            return Err(Error::InvalidArgument(
+                "assign needs at least one queue".into(),
+            ));
+        }
+        queues.sort();
+        queues.dedup();
+        inner.set_mode(&mut inner.state(), Mode::Assign)?;
+        assignment::assign(inner, queues).await
+    }
+
+    /// The queues this consumer reads now, sorted.
+    pub fn assignment(&self) -> Vec<MessageQueue> {
+        self.inner().state().buffer.queues()
+    }
+
+    /// Asks for a rebalance now (it runs at most once a second).
+    pub fn rebalance_now(&self) {
+        self.inner().trigger.notify();
+    }
+
+    /// Waits up to `timeout` for messages and hands out up to
+    /// [`poll_batch_size`](LitePullConsumerBuilder::poll_batch_size) of
+    /// them, taken queue by queue in round-robin order (within a queue, in
+    /// offset order). Returns an empty batch when none arrived in time.
+    /// Paused queues are skipped.
+    ///
+    /// # Errors
+    ///
+    /// A background error that retrying will not fix
+    /// ([`Error::Pull`], [`Error::StartOffset`]), once each; then reading
+    /// goes on. [`Error::Shutdown`] once the consumer is shut down.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: messages leave the buffer only in the final,
+    /// synchronous step before `poll` returns, so a `poll` dropped in a
+    /// `select!` loses nothing and hands out nothing.
+    pub async fn poll(&self, timeout: Duration) -> Result<Vec<MessageExt>> {
+        let inner = self.inner();
+        let deadline = Instant::now().checked_add(timeout);
+        let max = inner.config.poll_batch_size;
+        loop {
+            let notified = inner.msg_ready.notified();
+            tokio::pin!(notified);
+            // Register before looking: a wake-up after the look is not lost.
+            notified.as_mut().enable();
+            if let Some(ready) = inner.try_take(max) {
+                return ready;
+            }
+            match deadline {
+                Some(at) => tokio::select! {
+                    () = &mut notified => {}
+                    () = tokio::time::sleep_until(at) => return Ok(Vec::new()),
+                },
+                None => notified.await,
+            }
+        }
+    }
+
+    /// A stream of the buffered messages, one at a time, with the same
+    /// bounded buffering as [`poll`](Self::poll) (a slow reader slows
+    /// pulling). Errors arrive as items (see [`poll`](Self::poll)); the
+    /// stream ends (`None`) only after [`shutdown`](Self::shutdown) (or
+    /// when every handle was dropped). Several streams and `poll` callers
+    /// share the buffer: each message goes to one of them.
+    ///
+    /// # Cancel safety
+    ///
+    /// `next().await` is cancel-safe: a message leaves the buffer only in
+    /// the synchronous step that returns it.
+    pub fn stream(&self) -> MessageStream {
+        MessageStream::new(self.inner().clone())
+    }
+
+    /// Restarts `queue` at `offset` (Java `seek`): buffered messages of the
+    /// queue are dropped, the queue's pull restarts there, and `offset` is
+    /// the queue's handed-out position (what a commit stores until new
+    /// messages are handed out).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotAssigned`] when the queue is not assigned;
+    /// [`Error::OffsetOutOfRange`] outside `[min_offset, max_offset]`;
+    /// [`Error::Client`] / [`Error::BrokerNotFound`] when the range could
+    /// not be read; [`Error::Shutdown`].
+    pub async fn seek(&self, queue: &MessageQueue, offset: i64) -> Result<()> {
+        let inner = self.running()?;
+        assignment::seek(inner, queue, |_, _| Ok(offset)).await
+    }
+
+    /// [`seek`](Self::seek) to the queue's min offset (Java `seekToBegin`).
+    ///
+    /// # Errors
+    ///
+    /// As [`seek`](Self::seek).
+    pub async fn seek_to_begin(&self, queue: &MessageQueue) -> Result<()> {
+        let inner = self.running()?;
+        assignment::seek(inner, queue, |min, _| Ok(min)).await
+    }
+
+    /// [`seek`](Self::seek) to the queue's max offset, skipping everything
+    /// stored so far (Java `seekToEnd`).
+    ///
+    /// # Errors
+    ///
+    /// As [`seek`](Self::seek).
+    pub async fn seek_to_end(&self, queue: &MessageQueue) -> Result<()> {
+        let inner = self.running()?;
+        assignment::seek(inner, queue, |_, max| Ok(max)).await
+    }
+
+    /// Stops pulling and handing out messages of `queues` until
+    /// [`resume`](Self::resume) (Java `pause`). Messages already buffered
+    /// stay buffered.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotAssigned`] naming the first queue that is not assigned
+    /// (then nothing is paused); [`Error::Shutdown`].
+    pub fn pause(&self, queues: &[MessageQueue]) -> Result<()> {
+        self.set_paused(queues, true)
+    }
+
+    /// Resumes paused `queues` (Java `resume`).
+    ///
+    /// # Errors
+    ///
+    /// As [`pause`](Self::pause).
+    pub fn resume(&self, queues: &[MessageQueue]) -> Result<()> {
+        self.set_paused(queues, false)
+    }
+
+    fn set_paused(&self, queues: &[MessageQueue], paused: bool) -> Result<()> {
+        let inner = self.running()?;
+        {
+            let mut st = inner.state();
+            if let Some(missing) = queues.iter().find(|mq| !st.buffer.contains(mq)) {
+                return Err(Error::NotAssigned {
+                    queue: missing.clone(),
+                });
+            }
+            for mq in queues {
+                st.buffer.set_paused(mq, paused);
+            }
+        }
+        if !paused {
+            inner.wake_all();
+        }
+        Ok(())
+    }
+
+    /// Whether `queue` is paused; `None` when it is not assigned.
+    pub fn is_paused(&self, queue: &MessageQueue) -> Option<bool> {
+        self.inner().state().buffer.is_paused(queue)
+    }
+
+    /// The group's committed offset of `queue` (the next offset to read):
+    /// the one committed by this consumer if any, else the one stored by
+    /// the broker (clustering) or the local file (broadcasting) (Java
+    /// `committed`). `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OffsetStore`] when the store could not be asked;
+    /// [`Error::Shutdown`].
+    pub async fn committed(&self, queue: &MessageQueue) -> Result<Option<i64>> {
+        let inner = self.running()?;
+        Ok(inner
+            .core
+            .offset_store()
+            .read_offset(queue, ReadOffsetType::MemoryFirstThenStore)
+            .await?)
+    }
+
+    /// Commits, for every assigned queue, the offset after its last
+    /// handed-out message, and waits until the broker (or the local file)
+    /// stored them (Java `commitSync`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OffsetStore`] naming the queues whose offsets were not
+    /// stored; [`Error::Shutdown`].
+    pub async fn commit(&self) -> Result<()> {
+        let inner = self.running()?;
+        inner.commit(PersistMode::Sync).await
+    }
+
+    /// What the buffer holds now (per queue and in total) and the most it
+    /// ever held, with its limits.
+    pub fn buffered(&self) -> BufferStats {
+        self.inner().state().buffer.stats()
+    }
+
+    /// Stops the consumer: no more messages are handed out (streams end,
+    /// `poll` returns [`Error::Shutdown`]); the pull and rebalance tasks
+    /// stop; with auto-commit the handed-out offsets are committed; every
+    /// committed offset is persisted (waiting for the broker); the group is
+    /// unregistered and the client instance released. Buffered messages not
+    /// handed out are dropped (the next reader gets them). When it returns,
+    /// no task of this consumer is running. Idempotent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OffsetStore`] when some offsets could not be persisted
+    /// (everything else was still shut down).
+    pub async fn shutdown(&self) -> Result<()> {
+        let inner = self.inner();
+        inner.core.shutdown(inner.stop()).await
+    }
+}

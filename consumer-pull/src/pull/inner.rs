@@ -1,0 +1,238 @@
+//! [`Inner`]: the explicit pull consumer's shared state, its start
+//! sequence, the pull and send-back calls, persisting and shutdown.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rmq_client_core::{ClientConfig, now_ms};
+use rmq_consumer_base::{
+    ConsumerCore, Expression, Guarded, HeartbeatGate, PullSpec, SubscriptionSource, filter_pulled,
+    offsets, pull_header,
+};
+use rmq_offset_store::PersistMode;
+use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
+use rmq_protocol::{MessageExt, MessageQueue};
+use tracing::{debug, info, trace};
+
+use crate::error::{Error, Result};
+use crate::pull::config::PullConsumerConfig;
+use crate::pull::consumer::{PullConsumer, PullResult};
+use crate::pull::registration::Registration;
+
+/// How long shutdown waits for the persist loop to stop.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// One explicit pull: where, how many, how long the broker may hold it,
+/// and the call's own timeout.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pull {
+    pub(crate) offset: i64,
+    pub(crate) max: i32,
+    pub(crate) hold: Option<Duration>,
+    pub(crate) call_timeout: Duration,
+}
+
+/// State shared by the handles and the persist loop.
+pub(crate) struct Inner {
+    pub(crate) core: ConsumerCore,
+    pub(crate) config: PullConsumerConfig,
+    heartbeat: HeartbeatGate,
+    /// Broker id each queue's last answer suggested (Java
+    /// `pullFromWhichNodeTable`).
+    suggested: Mutex<HashMap<MessageQueue, i64>>,
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inner")
+            .field("core", &self.core)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Guarded for Inner {
+    fn core(&self) -> &ConsumerCore {
+        &self.core
+    }
+
+    fn name(&self) -> &'static str {
+        "pull consumer"
+    }
+}
+
+impl Inner {
+    /// Starts the consumer: client instance, offset store, routes of the
+    /// registered topics, registration, persist loop.
+    pub(crate) async fn start(
+        config: PullConsumerConfig,
+        client: ClientConfig,
+    ) -> Result<PullConsumer> {
+        let topics = config.register_topics.clone();
+        let options = config.options.clone();
+        ConsumerCore::start(&options, client, topics, |core| async move {
+            let inner = Arc::new(Inner {
+                core,
+                config,
+                heartbeat: HeartbeatGate::default(),
+                suggested: Mutex::new(HashMap::new()),
+            });
+            inner.core.register(Registration::new(&inner)).await?;
+            inner.spawn_persist_loop();
+            info!(
+                group = inner.core.group(),
+                client_id = inner.core.instance().client_id(),
+                "pull consumer started"
+            );
+            Ok(PullConsumer::new(inner))
+        })
+        .await
+    }
+
+    fn suggested(&self) -> MutexGuard<'_, HashMap<MessageQueue, i64>> {
+        self.suggested
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One pull of `queue` filtered by `expression`, the subscription in
+    /// the request; tags re-checked on the client.
+    pub(crate) async fn pull(
+        &self,
+        queue: &MessageQueue,
+        expression: Expression,
+        pull: Pull,
+    ) -> Result<PullResult> {
+        if pull.offset < 0 {
+            return Err(Error::InvalidArgument(format!(
+                "offset {} is negative",
+                pull.offset
+            )));
+        }
+        if pull.max < 1 {
+            return Err(Error::InvalidArgument(format!(
+                "max_nums {} must be at least 1",
+                pull.max
+            )));
+        }
+        expression
+            .check(&queue.topic)
+            .map_err(Error::InvalidArgument)?;
+        let sub = expression.to_subscription(&queue.topic, now_ms());
+        let instance = self.core.instance();
+        let broker_id = self.suggested().get(queue).copied().unwrap_or(0);
+        let (addr, _) = offsets::pull_addr(instance, queue, broker_id).await?;
+        self.heartbeat.ensure(instance, &addr).await;
+        let spec = PullSpec {
+            offset: pull.offset,
+            max: pull.max,
+            hold: pull.hold,
+            commit_offset: 0,
+            commit: false,
+            subscription: SubscriptionSource::InRequest,
+            lite: false,
+        };
+        let header = pull_header(self.core.group(), queue, &sub, spec);
+        trace!(%queue, offset = pull.offset, addr, "pull");
+        let result = instance
+            .pull_message(&addr, header, Some(pull.call_timeout))
+            .await?;
+        self.suggested()
+            .insert(queue.clone(), result.suggest_which_broker_id);
+        let mut messages = result.decode_messages(queue)?;
+        filter_pulled(&mut messages, &sub, None);
+        Ok(PullResult {
+            status: result.status,
+            next_begin_offset: result.next_begin_offset,
+            min_offset: result.min_offset,
+            max_offset: result.max_offset,
+            messages,
+        })
+    }
+
+    /// CONSUMER_SEND_MSG_BACK of `msg` to the master of its broker (its
+    /// store host when it names no broker).
+    pub(crate) async fn send_back(&self, msg: &MessageExt, delay_level: i32) -> Result<()> {
+        let instance = self.core.instance();
+        let queue = MessageQueue::new(msg.topic.clone(), msg.broker_name.clone(), msg.queue_id);
+        let addr = if msg.broker_name.is_empty() {
+            msg.store_host.to_string()
+        } else {
+            offsets::master_addr(instance, &queue).await?
+        };
+        self.heartbeat.ensure(instance, &addr).await;
+        let header = ConsumerSendMsgBackRequestHeader {
+            offset: msg.commit_log_offset,
+            group: self.core.group().to_owned(),
+            delay_level,
+            origin_msg_id: Some(msg.msg_id.clone()),
+            origin_topic: Some(msg.topic.clone()),
+            unit_mode: Some(false),
+            max_reconsume_times: Some(self.config.max_reconsume_times),
+            broker_name: (!msg.broker_name.is_empty()).then(|| msg.broker_name.clone()),
+        };
+        instance.consumer_send_back(&addr, header).await?;
+        debug!(group = %self.core.group(), msg_id = %msg.msg_id, delay_level, "message sent back");
+        Ok(())
+    }
+
+    /// Before an offset call to the queue's broker: make sure the broker has
+    /// seen the group (clustering only; the file store needs no broker).
+    pub(crate) async fn ensure_heartbeat_for(&self, queue: &MessageQueue) {
+        if !self.config.options.is_clustering() {
+            return;
+        }
+        let instance = self.core.instance();
+        match offsets::master_addr::<crate::error::PullConsumerKind>(instance, queue).await {
+            Ok(addr) => self.heartbeat.ensure(instance, &addr).await,
+            Err(e) => debug!(%queue, error = %e, "no broker address for the heartbeat check"),
+        }
+    }
+
+    /// Persists every in-memory offset.
+    pub(crate) async fn persist_all(&self, mode: PersistMode) -> Result<()> {
+        let store = self.core.offset_store();
+        let mut mqs: Vec<MessageQueue> = store.offset_table(None).into_keys().collect();
+        if mqs.is_empty() {
+            return Ok(());
+        }
+        mqs.sort();
+        for mq in &mqs {
+            self.ensure_heartbeat_for(mq).await;
+        }
+        Ok(store.persist_all(&mqs, mode).await?)
+    }
+
+    /// The consumer's own shutdown steps: stop the persist loop, persist
+    /// (waiting for the broker).
+    pub(crate) async fn stop(&self) -> Result<()> {
+        self.core.cancel().cancel();
+        self.core.close_and_wait(SHUTDOWN_WAIT).await;
+        let persisted = self.persist_all(PersistMode::Sync).await;
+        info!(group = %self.core.group(), "pull consumer shut down");
+        persisted
+    }
+
+    /// Every persist interval (client config, Java
+    /// `persistConsumerOffsetInterval`, 5 s), persists the in-memory offsets
+    /// (oneway, like Java's periodic persist).
+    fn spawn_persist_loop(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        let every = self
+            .core
+            .instance()
+            .config()
+            .persist_consumer_offset_interval();
+        self.core
+            .spawn_every(every, self.core.cancel().clone(), move || {
+                let inner = weak.upgrade();
+                async move {
+                    match inner {
+                        Some(inner) => inner.persist_all(PersistMode::Oneway).await,
+                        None => Ok(()),
+                    }
+                }
+            });
+    }
+}
