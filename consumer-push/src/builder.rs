@@ -7,10 +7,10 @@ use rmq_client_core::{ClientConfig, ClientConfigSource};
 use rmq_consumer_base::{Expression, Subscription};
 
 use crate::config::PushConsumerConfig;
-use crate::consumer::{Inner, Listener, PushConsumer};
+use crate::inner::{Inner, Listener, PushConsumer};
 use crate::error::Result;
-use crate::listener::MessageListener;
-use crate::listener_orderly::OrderlyListener;
+use crate::concurrent::listener::MessageListener;
+use crate::orderly::listener::OrderlyListener;
 
 /// Builds and starts a [`PushConsumer`]. Every setter documents its Java
 /// name and default; [`start`](Self::start) validates everything first.

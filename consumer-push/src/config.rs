@@ -305,7 +305,7 @@ impl PushConsumerConfig {
                 return Err(config(format!("{name} must be greater than zero")));
             }
         }
-        if !(crate::listener_orderly::MIN_SUSPEND..=crate::listener_orderly::MAX_SUSPEND)
+        if !(crate::orderly::listener::MIN_SUSPEND..=crate::orderly::listener::MAX_SUSPEND)
             .contains(&self.suspend_current_queue_time)
         {
             return Err(config(format!(

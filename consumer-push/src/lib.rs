@@ -78,20 +78,17 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod concurrent;
 mod config;
-mod consume_concurrent;
-mod consume_orderly;
-mod consumer;
 mod error;
-mod handle;
+mod inner;
 mod inspect;
-mod listener;
-mod listener_orderly;
+mod orderly;
 mod process_queue;
 mod pull_loop;
 mod queues;
-mod rebalance_driver;
-mod settle;
+mod rebalance;
+mod registration;
 mod start_offset;
 mod subscriptions;
 
@@ -101,12 +98,14 @@ pub use config::{
     ConsumeFrom, DEFAULT_CONSUMER_GROUP, DLQ_TOPIC_PREFIX, PushConsumerConfig, RETRY_TOPIC_PREFIX,
     Subscription, dlq_topic, retry_topic,
 };
-pub use consumer::PushConsumer;
+pub use inner::PushConsumer;
 pub use error::PushConsumerKind;
 pub use error::{Error, Result};
 pub use inspect::QueueSnapshot;
-pub use listener::{ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn};
-pub use listener_orderly::{
+pub use concurrent::listener::{
+    ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn,
+};
+pub use orderly::listener::{
     OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
 };
 pub use rmq_client_core::ClientConfig;

@@ -18,9 +18,9 @@ use rmq_protocol::{MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, trace, warn};
 
-use crate::consumer::Inner;
+use crate::inner::Inner;
 use crate::process_queue::{FlowState, ProcessQueue};
-use crate::{consume_concurrent, consume_orderly};
+use crate::{concurrent, orderly};
 
 /// Log one flow-control event in this many (Java logs every 1000th).
 const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
@@ -195,12 +195,12 @@ impl PullLoop {
                 }
                 if self.inner.is_orderly() {
                     if self.pq.put_messages(msgs) > 0 {
-                        consume_orderly::submit(&self.pq);
+                        orderly::service::submit(&self.pq);
                     }
                 } else {
                     let fresh = self.pq.track_messages(msgs);
                     if !fresh.is_empty() {
-                        consume_concurrent::submit(&self.inner, &self.pq, &self.mq, fresh);
+                        concurrent::service::submit(&self.inner, &self.pq, &self.mq, fresh);
                     }
                 }
                 Next::After(cfg.pull_interval)

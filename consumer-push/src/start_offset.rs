@@ -3,7 +3,7 @@
 
 use rmq_protocol::MessageQueue;
 
-use crate::consumer::Inner;
+use crate::inner::Inner;
 use crate::error::Result;
 
 /// The start offset of `mq`: a restart offset recorded by OFFSET_MOVED or

@@ -19,13 +19,14 @@ use tracing::{info, warn};
 use crate::builder::PushConsumerBuilder;
 use crate::config::{PushConsumerConfig, retry_topic};
 use crate::error::{Error, Result};
-use crate::handle::Registration;
+use crate::registration::Registration;
 use crate::inspect::QueueSnapshot;
-use crate::listener::MessageListener;
-use crate::listener_orderly::OrderlyListener;
+use crate::concurrent::listener::MessageListener;
+use crate::orderly::listener::OrderlyListener;
 use crate::queues::QueueTable;
 use crate::subscriptions::Subscriptions;
-use crate::{consume_orderly, rebalance_driver};
+use crate::orderly;
+use crate::rebalance;
 
 /// After the shutdown await timeout, how long abandoned tasks get to stop.
 const ABORT_GRACE: Duration = Duration::from_secs(5);
@@ -237,7 +238,7 @@ impl Inner {
             queues: QueueTable::default(),
             stop_consume,
             stop_pull,
-            trigger: rebalance_driver::trigger(config.rebalance_interval),
+            trigger: rebalance::trigger(config.rebalance_interval),
             core,
             config,
         });
@@ -254,10 +255,10 @@ impl Inner {
         // First rebalance inline, so queues are assigned when start returns
         // (a new trigger is due at once: consume that run).
         inner.trigger.wait().await;
-        rebalance_driver::rebalance_once(&inner).await;
-        rebalance_driver::spawn(&inner);
+        rebalance::rebalance_once(&inner).await;
+        rebalance::spawn(&inner);
         inner.spawn_persist_loop();
-        consume_orderly::spawn_lock_renewal(&inner);
+        orderly::service::spawn_lock_renewal(&inner);
         info!(
             group = inner.core.group(),
             client_id = inner.core.instance().client_id(),
@@ -288,7 +289,7 @@ impl Inner {
     /// queue, unless `still_assigned` (a stuck queue being recreated).
     pub(crate) async fn drop_queue(self: &Arc<Self>, mq: &MessageQueue, still_assigned: bool) {
         if let Some(locks) = &self.locks {
-            consume_orderly::drop_queue(self, locks, mq, still_assigned).await;
+            orderly::service::drop_queue(self, locks, mq, still_assigned).await;
             return;
         }
         if self.queues.detach(mq, None).is_none() {

@@ -11,10 +11,11 @@ use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::consumer::Inner;
+use crate::inner::Inner;
 use crate::process_queue::ProcessQueue;
 use crate::queues::Assigned;
-use crate::{consume_orderly, pull_loop, start_offset};
+use crate::orderly;
+use crate::{pull_loop, start_offset};
 use rmq_client_core::now_ms;
 
 /// Minimum spacing of two rebalances (Java
@@ -153,7 +154,7 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
     }
     for (mq, pq, offset, cancel) in started {
         if inner.is_orderly() {
-            consume_orderly::spawn(inner, mq.clone(), pq.clone(), cancel.clone());
+            orderly::service::spawn(inner, mq.clone(), pq.clone(), cancel.clone());
         }
         pull_loop::spawn(inner, mq, pq, offset, cancel);
     }

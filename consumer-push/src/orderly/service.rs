@@ -26,11 +26,11 @@ use rmq_rebalance::QueueLocks;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, error, info, info_span, warn};
 
-use crate::consume_concurrent::{panic_message, send_back};
-use crate::consumer::{Inner, Listener};
-use crate::listener_orderly::{OrderlyContext, OrderlyListener, OrderlyResult};
+use crate::concurrent::service::{panic_message, send_back};
+use crate::inner::{Inner, Listener};
+use crate::orderly::listener::{OrderlyContext, OrderlyListener, OrderlyResult};
 use crate::process_queue::ProcessQueue;
-use crate::settle::FailurePolicy;
+use crate::concurrent::settle::FailurePolicy;
 use rmq_client_core::now_ms;
 
 /// First lock renewal after start (Java: 1 s).

@@ -6,7 +6,7 @@ use rmq_protocol::MessageExt;
 use rmq_protocol::body::MessageModel;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 
-use crate::listener::ConsumeResult;
+use crate::concurrent::listener::ConsumeResult;
 
 /// Index of the first failed message of a batch of `len` (Java: ackIndex
 /// plus one): `Success` acknowledges up to `ack_index` (clamped to the

@@ -17,11 +17,11 @@ use rmq_protocol::body::{
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::warn;
 
-use crate::consume_concurrent::panic_message;
-use crate::consumer::{Inner, Listener};
-use crate::listener::{ConsumeContext, ConsumeResult};
-use crate::listener_orderly::{OrderlyContext, OrderlyResult};
-use crate::rebalance_driver;
+use crate::concurrent::service::panic_message;
+use crate::inner::{Inner, Listener};
+use crate::concurrent::listener::{ConsumeContext, ConsumeResult};
+use crate::orderly::listener::{OrderlyContext, OrderlyResult};
+use crate::rebalance;
 
 /// Registered in the client instance; holds the consumer weakly so the
 /// instance never keeps a dropped consumer alive.
@@ -66,7 +66,7 @@ impl ConsumerHandle for Registration {
     fn reset_offset(&self, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
         if let Some(inner) = self.inner.upgrade() {
             if !inner.is_closed() {
-                rebalance_driver::spawn_reset(&inner, topic.to_owned(), offsets);
+                rebalance::spawn_reset(&inner, topic.to_owned(), offsets);
             }
         }
     }

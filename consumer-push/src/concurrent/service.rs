@@ -14,10 +14,10 @@ use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{debug, error, warn};
 
-use crate::consumer::{Inner, Listener};
-use crate::listener::{ConsumeContext, ConsumeResult};
+use crate::inner::{Inner, Listener};
+use crate::concurrent::listener::{ConsumeContext, ConsumeResult};
 use crate::process_queue::ProcessQueue;
-use crate::settle::{self, FailurePolicy};
+use crate::concurrent::settle::{self, FailurePolicy};
 use rmq_client_core::now_ms;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`

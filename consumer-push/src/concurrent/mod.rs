@@ -1,0 +1,7 @@
+//! Concurrent consumption (Java `MessageListenerConcurrently` and
+//! `ConsumeMessageConcurrentlyService`): the listener, the consume tasks and
+//! the decisions after a call.
+
+pub(crate) mod listener;
+pub(crate) mod service;
+pub(crate) mod settle;

@@ -1,0 +1,6 @@
+//! Orderly consumption (Java `MessageListenerOrderly` and
+//! `ConsumeMessageOrderlyService`): the listener, the per-queue consume
+//! loops, the decisions after a call and the broker lock renewal.
+
+pub(crate) mod listener;
+pub(crate) mod service;
