@@ -6,10 +6,11 @@ use std::time::Duration;
 use rmq_client_core::{ClientConfig, ClientConfigSource};
 use rmq_consumer_base::{Expression, Subscription};
 
-use crate::config::PushConsumerConfig;
-use crate::inner::{Inner, Listener, PushConsumer};
-use crate::error::Result;
 use crate::concurrent::listener::MessageListener;
+use crate::config::PushConsumerConfig;
+use crate::consumer::PushConsumer;
+use crate::error::Result;
+use crate::inner::{Inner, Listener};
 use crate::orderly::listener::OrderlyListener;
 
 /// Builds and starts a [`PushConsumer`]. Every setter documents its Java

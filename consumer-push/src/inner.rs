@@ -1,13 +1,13 @@
-//! [`PushConsumer`]: the running consumer's handle, its shared state
-//! ([`Inner`]), the start sequence and shutdown.
+//! [`Inner`]: the push consumer's shared state, the start sequence, queue
+//! removal, inspection and the shutdown steps.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use rmq_client_core::{ClientConfig, ClientInstance};
-use rmq_consumer_base::{ConsumerCore, DropGuard, Guarded};
+use rmq_client_core::ClientConfig;
+use rmq_consumer_base::{ConsumerCore, Guarded};
 use rmq_offset_store::{PersistMode, ReadOffsetType};
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
@@ -16,49 +16,20 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::builder::PushConsumerBuilder;
-use crate::config::{PushConsumerConfig, retry_topic};
-use crate::error::{Error, Result};
-use crate::registration::Registration;
-use crate::inspect::QueueSnapshot;
 use crate::concurrent::listener::MessageListener;
+use crate::config::{PushConsumerConfig, retry_topic};
+use crate::consumer::PushConsumer;
+use crate::error::{Error, Result};
+use crate::inspect::QueueSnapshot;
+use crate::orderly;
 use crate::orderly::listener::OrderlyListener;
 use crate::queues::QueueTable;
-use crate::subscriptions::Subscriptions;
-use crate::orderly;
 use crate::rebalance;
+use crate::registration::Registration;
+use crate::subscriptions::Subscriptions;
 
 /// After the shutdown await timeout, how long abandoned tasks get to stop.
 const ABORT_GRACE: Duration = Duration::from_secs(5);
-
-/// A running push consumer: a cheap-to-clone handle.
-///
-/// Created by [`PushConsumerBuilder::start`]. Background work (rebalance,
-/// one pull loop per assigned queue, listener calls, offset persistence)
-/// runs on the tokio runtime until [`shutdown`](PushConsumer::shutdown).
-///
-/// Dropping the last handle without `shutdown` cancels every task at once
-/// (best effort: listener calls in flight are dropped, offsets are not
-/// persisted — consumed messages since the last persist, at most 5 s, are
-/// delivered again to the next consumer) and unregisters the consumer in a
-/// last background task.
-#[derive(Clone)]
-#[must_use = "dropping the last PushConsumer handle stops consuming; call shutdown().await"]
-pub struct PushConsumer {
-    guard: Arc<DropGuard<Inner>>,
-}
-
-impl fmt::Debug for PushConsumer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = self.inner();
-        f.debug_struct("PushConsumer")
-            .field("group", &inner.core.group())
-            .field("client_id", &inner.core.instance().client_id())
-            .field("queues", &inner.queues.len())
-            .field("shut_down", &inner.core.is_closed())
-            .finish()
-    }
-}
 
 /// The user's listener: what kind decides the consume service.
 #[derive(Clone)]
@@ -111,76 +82,6 @@ impl Guarded for Inner {
     fn before_unregister(&self) -> Option<BoxFuture<'static, ()>> {
         let locks = self.locks.clone()?;
         Some(Box::pin(async move { locks.unlock_all(true).await }))
-    }
-}
-
-impl PushConsumer {
-    /// A builder with the Java client's defaults.
-    pub fn builder() -> PushConsumerBuilder {
-        PushConsumerBuilder::default()
-    }
-
-    fn inner(&self) -> &Arc<Inner> {
-        self.guard.inner()
-    }
-
-    /// The consumer's settings.
-    pub fn config(&self) -> &PushConsumerConfig {
-        &self.inner().config
-    }
-
-    /// The consumer group.
-    pub fn group(&self) -> &str {
-        self.inner().core.group()
-    }
-
-    /// The client instance the consumer runs on.
-    pub fn client_instance(&self) -> &ClientInstance {
-        self.inner().core.instance()
-    }
-
-    /// This client's id in the group (`ip@instance`).
-    pub fn client_id(&self) -> &str {
-        self.inner().core.instance().client_id()
-    }
-
-    /// Whether [`shutdown`](Self::shutdown) ran (or the consumer was
-    /// dropped).
-    pub fn is_shutdown(&self) -> bool {
-        self.inner().core.is_closed()
-    }
-
-    /// A snapshot of every assigned queue: held offsets, counts, bytes,
-    /// listener calls in flight, committed offset. Sorted by queue.
-    pub fn inspect(&self) -> Vec<QueueSnapshot> {
-        self.inner().inspect()
-    }
-
-    /// Asks for a rebalance now (it runs at most once a second).
-    pub fn rebalance_now(&self) {
-        self.inner().trigger.notify();
-    }
-
-    /// Stops the consumer: stops rebalancing and pulling; lets listener
-    /// calls in flight finish (up to
-    /// [`shutdown_await_timeout`](PushConsumerConfig::shutdown_await_timeout),
-    /// then drops them: their messages are delivered again later); persists
-    /// every offset (waiting for the broker); unregisters the consumer
-    /// (UNREGISTER_CLIENT) and releases the client instance. Messages pulled
-    /// but not consumed yet stay uncommitted and are delivered again to the
-    /// group. When it returns, no task of this consumer is running.
-    ///
-    /// Idempotent: later (or concurrent) calls return `Ok(())` once the
-    /// first is done.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::OffsetStore`] when some offsets could not be persisted
-    /// (everything else was still shut down); the next consumer then
-    /// starts from the previously stored offsets (duplicates, never loss).
-    pub async fn shutdown(&self) -> Result<()> {
-        let inner = self.inner();
-        inner.core.shutdown(inner.stop()).await
     }
 }
 
@@ -249,16 +150,14 @@ impl Inner {
             .core
             .register(Arc::new(Registration::new(&inner)))
             .await?;
-        let consumer = PushConsumer {
-            guard: Arc::new(DropGuard::new(inner.clone())),
-        };
+        let consumer = PushConsumer::new(inner.clone());
         // First rebalance inline, so queues are assigned when start returns
         // (a new trigger is due at once: consume that run).
         inner.trigger.wait().await;
         rebalance::rebalance_once(&inner).await;
         rebalance::spawn(&inner);
         inner.spawn_persist_loop();
-        orderly::service::spawn_lock_renewal(&inner);
+        orderly::lock_renewal::spawn(&inner);
         info!(
             group = inner.core.group(),
             client_id = inner.core.instance().client_id(),
@@ -302,6 +201,7 @@ impl Inner {
         store.remove_offset(mq);
     }
 
+    /// A snapshot of every assigned queue, sorted.
     pub(crate) fn inspect(&self) -> Vec<QueueSnapshot> {
         let now = Instant::now();
         let table = self.core.offset_store().offset_table(None);
@@ -318,7 +218,7 @@ impl Inner {
 
     /// The consumer's own shutdown steps (run once, by
     /// [`ConsumerCore::shutdown`], which then unregisters and releases).
-    async fn stop(&self) -> Result<()> {
+    pub(crate) async fn stop(&self) -> Result<()> {
         let group = self.core.group();
         info!(group, "push consumer shutting down");
         // 1. No more rebalances, pulls or queued consumes.

@@ -78,8 +78,10 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod call;
 mod concurrent;
 mod config;
+mod consumer;
 mod error;
 mod inner;
 mod inspect;
@@ -89,22 +91,22 @@ mod pull_loop;
 mod queues;
 mod rebalance;
 mod registration;
-mod start_offset;
+mod send_back;
 mod subscriptions;
 
 pub use async_trait::async_trait;
 pub use builder::PushConsumerBuilder;
+pub use concurrent::listener::{
+    ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn,
+};
 pub use config::{
     ConsumeFrom, DEFAULT_CONSUMER_GROUP, DLQ_TOPIC_PREFIX, PushConsumerConfig, RETRY_TOPIC_PREFIX,
     Subscription, dlq_topic, retry_topic,
 };
-pub use inner::PushConsumer;
+pub use consumer::PushConsumer;
 pub use error::PushConsumerKind;
 pub use error::{Error, Result};
 pub use inspect::QueueSnapshot;
-pub use concurrent::listener::{
-    ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn,
-};
 pub use orderly::listener::{
     OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
 };

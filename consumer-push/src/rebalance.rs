@@ -11,11 +11,12 @@ use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
 use tracing::{Instrument, debug, info, info_span, warn};
 
+use crate::error::Result;
 use crate::inner::Inner;
-use crate::process_queue::ProcessQueue;
-use crate::queues::Assigned;
 use crate::orderly;
-use crate::{pull_loop, start_offset};
+use crate::process_queue::ProcessQueue;
+use crate::pull_loop;
+use crate::queues::Assigned;
 use rmq_client_core::now_ms;
 
 /// Minimum spacing of two rebalances (Java
@@ -126,7 +127,7 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
         }
         // Java removeDirtyOffset: the store is the truth for a new queue.
         inner.core.offset_store().remove_offset(&mq);
-        let offset = match start_offset::compute(inner, &mq).await {
+        let offset = match start_offset(inner, &mq).await {
             Ok(o) => o,
             Err(e) => {
                 warn!(queue = %mq, error = %e, "cannot compute the start offset; retrying at the next rebalance");
@@ -169,6 +170,26 @@ async fn announce(inner: &Inner, topic: &str) {
     inner.core.instance().send_heartbeat_now().await;
     inner.subscriptions.confirm_version(topic, version);
     debug!(topic, version, "subscription version announced");
+}
+
+/// The start offset of `mq`: a restart offset recorded by OFFSET_MOVED or
+/// a reset; else the stored offset, else the consume-from rule with the
+/// group's own retry topic counted as the retry topic
+/// ([`rmq_consumer_base::offsets::start_offset`]).
+async fn start_offset(inner: &Inner, mq: &MessageQueue) -> Result<i64> {
+    let store = inner.core.offset_store();
+    if let Some(offset) = inner.queues.take_pending_offset(mq) {
+        store.update_offset(mq, offset, false);
+        return Ok(offset);
+    }
+    rmq_consumer_base::offsets::start_offset(
+        inner.core.instance(),
+        &**store,
+        mq,
+        inner.config.consume_from(),
+        mq.topic == inner.retry_topic,
+    )
+    .await
 }
 
 /// Applies an offset reset requested by the broker

@@ -1,11 +1,9 @@
 //! [`Registration`]: the consumer as the client instance sees it
 //! ([`ConsumerHandle`]): heartbeat data and broker → client requests.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmq_client_core::ConsumerHandle;
 use rmq_consumer_base::restore_retry_topic;
@@ -17,9 +15,9 @@ use rmq_protocol::body::{
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::warn;
 
-use crate::concurrent::service::panic_message;
-use crate::inner::{Inner, Listener};
+use crate::call::guarded;
 use crate::concurrent::listener::{ConsumeContext, ConsumeResult};
+use crate::inner::{Inner, Listener};
 use crate::orderly::listener::{OrderlyContext, OrderlyResult};
 use crate::rebalance;
 
@@ -172,7 +170,9 @@ impl ConsumerHandle for Registration {
             let (outcome, order, auto_commit) = match &inner.listener {
                 Listener::Concurrent(listener) => {
                     let mut ctx = ConsumeContext::new(mq);
-                    let r = guarded(timeout, listener.consume(&msgs, &mut ctx)).await;
+                    let r = guarded(timeout, listener.consume(&msgs, &mut ctx))
+                        .await
+                        .map_err(|f| f.to_string());
                     let r = r.map(|r| match r {
                         ConsumeResult::Success => CmResult::CrSuccess,
                         ConsumeResult::ReconsumeLater => CmResult::CrLater,
@@ -182,7 +182,9 @@ impl ConsumerHandle for Registration {
                 Listener::Orderly(listener) => {
                     let suspend = inner.config.suspend_current_queue_time;
                     let mut ctx = OrderlyContext::new(mq, suspend);
-                    let r = guarded(timeout, listener.consume(&msgs, &mut ctx)).await;
+                    let r = guarded(timeout, listener.consume(&msgs, &mut ctx))
+                        .await
+                        .map_err(|f| f.to_string());
                     let r = r.map(|r| match r {
                         OrderlyResult::Success => CmResult::CrSuccess,
                         OrderlyResult::SuspendCurrentQueueAMoment => CmResult::CrLater,
@@ -207,18 +209,5 @@ impl ConsumerHandle for Registration {
                 spent_time_millis: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
             })
         })
-    }
-}
-
-/// Runs a listener call with the consume timeout, turning a panic or a
-/// timeout into an error text.
-async fn guarded<T>(
-    timeout: std::time::Duration,
-    call: impl std::future::Future<Output = T>,
-) -> Result<T, String> {
-    match tokio::time::timeout(timeout, AssertUnwindSafe(call).catch_unwind()).await {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(panic)) => Err(format!("the listener panicked: {}", panic_message(&*panic))),
-        Err(_) => Err("the listener exceeded the consume timeout".to_owned()),
     }
 }

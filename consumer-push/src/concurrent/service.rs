@@ -3,21 +3,22 @@
 //! `consume_concurrency` semaphore permits, call the listener, then settle
 //! the batch (send failures back, remove from the process queue, commit).
 
-use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
 use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{debug, error, warn};
 
-use crate::inner::{Inner, Listener};
+use crate::call::guarded;
+
 use crate::concurrent::listener::{ConsumeContext, ConsumeResult};
-use crate::process_queue::ProcessQueue;
 use crate::concurrent::settle::{self, FailurePolicy};
+use crate::inner::{Inner, Listener};
+use crate::process_queue::ProcessQueue;
+use crate::send_back::send_back;
 use rmq_client_core::now_ms;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
@@ -161,95 +162,15 @@ pub(crate) async fn call_listener(
         error!(queue = %queue, "concurrent consume requested by an orderly consumer");
         return ConsumeResult::ReconsumeLater;
     };
-    let call = AssertUnwindSafe(listener.consume(msgs, ctx)).catch_unwind();
-    match tokio::time::timeout(inner.config.consume_timeout, call).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(panic)) => {
-            error!(
-                queue = %queue,
-                first_offset = msgs.first().map(|m| m.queue_offset),
-                panic = panic_message(&*panic),
-                "the listener panicked; counted as ReconsumeLater"
+    match guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await {
+        Ok(result) => result,
+        Err(failure) => {
+            failure.log(
+                &queue,
+                msgs.first().map(|m| m.queue_offset),
+                "ReconsumeLater",
             );
             ConsumeResult::ReconsumeLater
         }
-        Err(_) => {
-            warn!(
-                queue = %queue,
-                first_offset = msgs.first().map(|m| m.queue_offset),
-                timeout = ?inner.config.consume_timeout,
-                "the listener exceeded the consume timeout; call dropped, counted as ReconsumeLater"
-            );
-            ConsumeResult::ReconsumeLater
-        }
-    }
-}
-
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        s
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s
-    } else {
-        "<non-string panic payload>"
-    }
-}
-
-/// CONSUMER_SEND_MSG_BACK to the master of the queue's broker; `true` when
-/// the broker took the message back.
-pub(crate) async fn send_back(
-    inner: &Inner,
-    msg: &MessageExt,
-    delay_level: i32,
-    mq: &MessageQueue,
-) -> bool {
-    let broker_name = mq.broker_name.as_str();
-    // Java falls back to the message's store host.
-    let addr = match inner.core.instance().master_addr(mq).await {
-        Ok(addr) => addr,
-        Err(e) => {
-            debug!(queue = %mq, error = %e, "no master address for the send-back; using the store host");
-            msg.store_host.to_string()
-        }
-    };
-    let header = settle::send_back_header(
-        msg,
-        inner.core.group(),
-        delay_level,
-        inner.config.effective_max_reconsume_times(),
-        broker_name,
-    );
-    match inner
-        .core
-        .instance()
-        .consumer_send_back(&addr, header)
-        .await
-    {
-        Ok(()) => {
-            debug!(queue = %mq, offset = msg.queue_offset, reconsume_times = msg.reconsume_times, "sent back");
-            true
-        }
-        Err(e) => {
-            warn!(
-                queue = %mq, offset = msg.queue_offset, msg_id = %msg.msg_id, error = %e,
-                "send-back failed; the message stays and is consumed again locally"
-            );
-            false
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn panic_payloads() {
-        let a: Box<dyn Any + Send> = Box::new("boom");
-        assert_eq!(panic_message(&*a), "boom");
-        let b: Box<dyn Any + Send> = Box::new(String::from("bang"));
-        assert_eq!(panic_message(&*b), "bang");
-        let c: Box<dyn Any + Send> = Box::new(5_u8);
-        assert!(panic_message(&*c).contains("non-string"));
     }
 }

@@ -4,7 +4,6 @@
 
 use rmq_protocol::MessageExt;
 use rmq_protocol::body::MessageModel;
-use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 
 use crate::concurrent::listener::ConsumeResult;
 
@@ -74,30 +73,6 @@ pub(crate) fn settle(msgs: Vec<MessageExt>, first_failed: usize, sent_back: &[bo
     out
 }
 
-/// The CONSUMER_SEND_MSG_BACK header for a failed message (Java
-/// `MQClientAPIImpl.consumerSendMessageBack`): the commit-log offset, the
-/// context's delay level, the message id as the application sees it, the
-/// (restored) original topic, the resolved max reconsume times and the
-/// broker name.
-pub(crate) fn send_back_header(
-    msg: &MessageExt,
-    group: &str,
-    delay_level: i32,
-    max_reconsume_times: i32,
-    broker_name: &str,
-) -> ConsumerSendMsgBackRequestHeader {
-    ConsumerSendMsgBackRequestHeader {
-        offset: msg.commit_log_offset,
-        group: group.to_owned(),
-        delay_level,
-        origin_msg_id: Some(msg.msg_id.clone()),
-        origin_topic: Some(msg.topic.clone()),
-        unit_mode: Some(false),
-        max_reconsume_times: Some(max_reconsume_times),
-        broker_name: Some(broker_name.to_owned()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use rmq_protocol::Message;
@@ -164,22 +139,5 @@ mod tests {
         let s = settle(batch(&[5, 6]), 0, &[]);
         assert_eq!(s.remove, [5, 6]);
         assert!(s.retry_locally.is_empty());
-    }
-
-    #[test]
-    fn header_fields() {
-        let mut m = batch(&[7]).remove(0);
-        m.commit_log_offset = 4242;
-        m.msg_id = "UNIQ".into();
-        m.message.topic = "orders".into();
-        let h = send_back_header(&m, "G", 0, 16, "broker-a");
-        assert_eq!(h.offset, 4242);
-        assert_eq!(h.group, "G");
-        assert_eq!(h.delay_level, 0);
-        assert_eq!(h.origin_msg_id.as_deref(), Some("UNIQ"));
-        assert_eq!(h.origin_topic.as_deref(), Some("orders"));
-        assert_eq!(h.unit_mode, Some(false));
-        assert_eq!(h.max_reconsume_times, Some(16));
-        assert_eq!(h.broker_name.as_deref(), Some("broker-a"));
     }
 }

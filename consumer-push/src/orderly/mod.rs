@@ -3,4 +3,6 @@
 //! loops, the decisions after a call and the broker lock renewal.
 
 pub(crate) mod listener;
+pub(crate) mod lock_renewal;
 pub(crate) mod service;
+pub(crate) mod settle;

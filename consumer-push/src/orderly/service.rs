@@ -11,30 +11,28 @@
 //!   pauses for the suspend time; past the max reconsume times a message
 //!   is sent to `%DLQ%<group>` (CONSUMER_SEND_MSG_BACK, delay level −1)
 //!   and counts as consumed.
-//! * Lock renewal every `lock_renew_interval`; removal of a queue waits
-//!   (bounded) for its call in flight, persists, then unlocks.
+//! * Removal of a queue waits (bounded) for its call in flight, persists,
+//!   then unlocks (lock renewal: `lock_renewal.rs`).
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
 use rmq_offset_store::PersistMode;
 use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use rmq_rebalance::QueueLocks;
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, debug, error, info, info_span, warn};
+use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::concurrent::service::{panic_message, send_back};
+use crate::call::guarded;
+use crate::concurrent::settle::FailurePolicy;
 use crate::inner::{Inner, Listener};
 use crate::orderly::listener::{OrderlyContext, OrderlyListener, OrderlyResult};
+use crate::orderly::settle::{Action, action, split_reconsume};
 use crate::process_queue::ProcessQueue;
-use crate::concurrent::settle::FailurePolicy;
+use crate::send_back::send_back;
 use rmq_client_core::now_ms;
 
-/// First lock renewal after start (Java: 1 s).
-const FIRST_RENEWAL: Duration = Duration::from_secs(1);
 /// A queue found not locked is locked again after this (Java
 /// `tryLockLaterAndReconsume(.., 10)`).
 const RELOCK_DELAY: Duration = Duration::from_millis(10);
@@ -79,39 +77,6 @@ pub(crate) fn spawn(
         consume_lock,
     };
     inner.core.tasks().spawn(l.run().instrument(span));
-}
-
-/// Renews the held locks every `lock_renew_interval` (first after 1 s),
-/// until the pulls stop. Clustering orderly consumers only.
-pub(crate) fn spawn_lock_renewal(inner: &Arc<Inner>) {
-    let Some(locks) = inner.locks.clone() else {
-        return;
-    };
-    let every = inner.config.lock_renew_interval;
-    let stop = inner.stop_pull.clone();
-    let span = info_span!("lock_renewal", group = %inner.core.group());
-    inner.core.tasks().spawn(
-        async move {
-            let mut wait = FIRST_RENEWAL.min(every);
-            loop {
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = stop.cancelled() => break,
-                }
-                let locked = tokio::select! {
-                    locked = locks.renew_all() => locked,
-                    () = stop.cancelled() => break,
-                };
-                debug!(
-                    locked = locked.len(),
-                    tracked = locks.tracked().len(),
-                    "locks renewed"
-                );
-                wait = every;
-            }
-        }
-        .instrument(span),
-    );
 }
 
 /// Removes an orderly clustering queue (rebalance): stop its pull and
@@ -184,52 +149,6 @@ enum Round {
     Pause(Duration),
     /// End the loop.
     Stop,
-}
-
-/// What a listener result asks for (Java `processConsumeResult`), before
-/// the max-reconsume check of a suspend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
-    /// Commit everything taken.
-    Commit,
-    /// Manual commit, `Success`: keep the taken messages uncommitted.
-    Keep,
-    /// Manual commit, `Rollback`: everything taken goes back; pause.
-    Rollback,
-    /// Deliver the messages again after the suspend time (or send those
-    /// past the max reconsume times to the DLQ).
-    Suspend,
-}
-
-/// Java's table: with auto-commit `Commit` and `Rollback` count as
-/// `Success`; without it `Success` commits nothing.
-pub(crate) fn action(result: OrderlyResult, auto_commit: bool) -> Action {
-    match (result, auto_commit) {
-        (OrderlyResult::SuspendCurrentQueueAMoment, _) => Action::Suspend,
-        (_, true) | (OrderlyResult::Commit, false) => Action::Commit,
-        (OrderlyResult::Success, false) => Action::Keep,
-        (OrderlyResult::Rollback, false) => Action::Rollback,
-    }
-}
-
-/// Splits suspended messages (Java `checkReconsumeTimes`): those that
-/// reached `max` reconsume times go to the DLQ (`over`); the others come
-/// back with `reconsume_times + 1` (`again`).
-pub(crate) fn split_reconsume(
-    msgs: Vec<MessageExt>,
-    max: i32,
-) -> (Vec<MessageExt>, Vec<MessageExt>) {
-    let mut over = Vec::new();
-    let mut again = Vec::new();
-    for mut msg in msgs {
-        if msg.reconsume_times >= max {
-            over.push(msg);
-        } else {
-            msg.reconsume_times = msg.reconsume_times.saturating_add(1);
-            again.push(msg);
-        }
-    }
-    (over, again)
 }
 
 struct OrderlyLoop {
@@ -357,25 +276,11 @@ impl OrderlyLoop {
     /// (Java: an exception or `null` status).
     async fn call_listener(&self, msgs: &[MessageExt], ctx: &mut OrderlyContext) -> OrderlyResult {
         let timeout = self.inner.config.consume_timeout;
-        let first_offset = msgs.first().map(|m| m.queue_offset);
-        let call = AssertUnwindSafe(self.listener.consume(msgs, ctx)).catch_unwind();
-        match tokio::time::timeout(timeout, call).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(panic)) => {
-                error!(
-                    first_offset,
-                    panic = panic_message(&*panic),
-                    "the orderly listener panicked; counted as SuspendCurrentQueueAMoment"
-                );
-                OrderlyResult::SuspendCurrentQueueAMoment
-            }
-            Err(_) => {
-                warn!(
-                    first_offset,
-                    ?timeout,
-                    "the orderly listener exceeded the consume timeout; call dropped, counted as \
-                     SuspendCurrentQueueAMoment"
-                );
+        match guarded(timeout, self.listener.consume(msgs, ctx)).await {
+            Ok(result) => result,
+            Err(failure) => {
+                let first_offset = msgs.first().map(|m| m.queue_offset);
+                failure.log(&self.mq, first_offset, "SuspendCurrentQueueAMoment");
                 OrderlyResult::SuspendCurrentQueueAMoment
             }
         }
@@ -474,47 +379,5 @@ impl OrderlyLoop {
                 true
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn msg(offset: i64, reconsume_times: i32) -> MessageExt {
-        MessageExt {
-            queue_offset: offset,
-            reconsume_times,
-            ..MessageExt::default()
-        }
-    }
-
-    #[test]
-    fn result_table_like_java() {
-        use OrderlyResult::*;
-        assert_eq!(action(Success, true), Action::Commit);
-        assert_eq!(action(Commit, true), Action::Commit);
-        assert_eq!(action(Rollback, true), Action::Commit);
-        assert_eq!(action(SuspendCurrentQueueAMoment, true), Action::Suspend);
-        assert_eq!(action(Success, false), Action::Keep);
-        assert_eq!(action(Commit, false), Action::Commit);
-        assert_eq!(action(Rollback, false), Action::Rollback);
-        assert_eq!(action(SuspendCurrentQueueAMoment, false), Action::Suspend);
-    }
-
-    #[test]
-    fn reconsume_split() {
-        let (over, again) = split_reconsume(vec![msg(1, 0), msg(2, 2), msg(3, 5)], 2);
-        assert_eq!(
-            over.iter().map(|m| m.queue_offset).collect::<Vec<_>>(),
-            [2, 3]
-        );
-        assert_eq!(over[0].reconsume_times, 2, "sent as they are");
-        assert_eq!(again.len(), 1);
-        assert_eq!((again[0].queue_offset, again[0].reconsume_times), (1, 1));
-        // Unlimited (orderly default): never over, saturating.
-        let (over, again) = split_reconsume(vec![msg(1, i32::MAX - 1)], i32::MAX);
-        assert!(over.is_empty());
-        assert_eq!(again[0].reconsume_times, i32::MAX);
     }
 }

@@ -1,0 +1,118 @@
+//! [`PushConsumer`]: the running push consumer's handle.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rmq_client_core::ClientInstance;
+use rmq_consumer_base::DropGuard;
+
+use crate::builder::PushConsumerBuilder;
+use crate::config::PushConsumerConfig;
+use crate::error::Result;
+use crate::inner::Inner;
+use crate::inspect::QueueSnapshot;
+
+/// A running push consumer: a cheap-to-clone handle.
+///
+/// Created by [`PushConsumerBuilder::start`]. Background work (rebalance,
+/// one pull loop per assigned queue, listener calls, offset persistence)
+/// runs on the tokio runtime until [`shutdown`](PushConsumer::shutdown).
+///
+/// Dropping the last handle without `shutdown` cancels every task at once
+/// (best effort: listener calls in flight are dropped, offsets are not
+/// persisted — consumed messages since the last persist, at most 5 s, are
+/// delivered again to the next consumer) and unregisters the consumer in a
+/// last background task.
+#[derive(Clone)]
+#[must_use = "dropping the last PushConsumer handle stops consuming; call shutdown().await"]
+pub struct PushConsumer {
+    guard: Arc<DropGuard<Inner>>,
+}
+
+impl fmt::Debug for PushConsumer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner();
+        f.debug_struct("PushConsumer")
+            .field("group", &inner.core.group())
+            .field("client_id", &inner.core.instance().client_id())
+            .field("queues", &inner.queues.len())
+            .field("shut_down", &inner.core.is_closed())
+            .finish()
+    }
+}
+
+impl PushConsumer {
+    /// A builder with the Java client's defaults.
+    pub fn builder() -> PushConsumerBuilder {
+        PushConsumerBuilder::default()
+    }
+
+    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+        PushConsumer {
+            guard: Arc::new(DropGuard::new(inner)),
+        }
+    }
+
+    fn inner(&self) -> &Arc<Inner> {
+        self.guard.inner()
+    }
+
+    /// The consumer's settings.
+    pub fn config(&self) -> &PushConsumerConfig {
+        &self.inner().config
+    }
+
+    /// The consumer group.
+    pub fn group(&self) -> &str {
+        self.inner().core.group()
+    }
+
+    /// The client instance the consumer runs on.
+    pub fn client_instance(&self) -> &ClientInstance {
+        self.inner().core.instance()
+    }
+
+    /// This client's id in the group (`ip@instance`).
+    pub fn client_id(&self) -> &str {
+        self.inner().core.instance().client_id()
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) ran (or the consumer was
+    /// dropped).
+    pub fn is_shutdown(&self) -> bool {
+        self.inner().core.is_closed()
+    }
+
+    /// A snapshot of every assigned queue: held offsets, counts, bytes,
+    /// listener calls in flight, committed offset. Sorted by queue.
+    pub fn inspect(&self) -> Vec<QueueSnapshot> {
+        self.inner().inspect()
+    }
+
+    /// Asks for a rebalance now (it runs at most once a second).
+    pub fn rebalance_now(&self) {
+        self.inner().trigger.notify();
+    }
+
+    /// Stops the consumer: stops rebalancing and pulling; lets listener
+    /// calls in flight finish (up to
+    /// [`shutdown_await_timeout`](PushConsumerConfig::shutdown_await_timeout),
+    /// then drops them: their messages are delivered again later); persists
+    /// every offset (waiting for the broker); unregisters the consumer
+    /// (UNREGISTER_CLIENT) and releases the client instance. Messages pulled
+    /// but not consumed yet stay uncommitted and are delivered again to the
+    /// group. When it returns, no task of this consumer is running.
+    ///
+    /// Idempotent: later (or concurrent) calls return `Ok(())` once the
+    /// first is done.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::OffsetStore`](crate::Error::OffsetStore) when some offsets could not be persisted
+    /// (everything else was still shut down); the next consumer then
+    /// starts from the previously stored offsets (duplicates, never loss).
+    pub async fn shutdown(&self) -> Result<()> {
+        let inner = self.inner();
+        inner.core.shutdown(inner.stop()).await
+    }
+}

@@ -1,0 +1,97 @@
+//! CONSUMER_SEND_MSG_BACK: a message the listener did not consume goes back
+//! to the broker, which redelivers it through `%RETRY%<group>` (or moves it
+//! to `%DLQ%<group>`). Used by both consume services.
+
+use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
+use rmq_protocol::{MessageExt, MessageQueue};
+use tracing::{debug, warn};
+
+use crate::inner::Inner;
+
+/// CONSUMER_SEND_MSG_BACK to the master of the queue's broker (Java falls
+/// back to the message's store host when the master is unknown); `true`
+/// when the broker took the message back.
+pub(crate) async fn send_back(
+    inner: &Inner,
+    msg: &MessageExt,
+    delay_level: i32,
+    mq: &MessageQueue,
+) -> bool {
+    let instance = inner.core.instance();
+    let addr = match instance.master_addr(mq).await {
+        Ok(addr) => addr,
+        Err(e) => {
+            debug!(queue = %mq, error = %e, "no master address for the send-back; using the store host");
+            msg.store_host.to_string()
+        }
+    };
+    let header = send_back_header(
+        msg,
+        inner.core.group(),
+        delay_level,
+        inner.config.effective_max_reconsume_times(),
+        &mq.broker_name,
+    );
+    match instance.consumer_send_back(&addr, header).await {
+        Ok(()) => {
+            debug!(queue = %mq, offset = msg.queue_offset, reconsume_times = msg.reconsume_times, "sent back");
+            true
+        }
+        Err(e) => {
+            warn!(
+                queue = %mq, offset = msg.queue_offset, msg_id = %msg.msg_id, error = %e,
+                "send-back failed; the message stays and is consumed again locally"
+            );
+            false
+        }
+    }
+}
+
+/// The CONSUMER_SEND_MSG_BACK header for a failed message (Java
+/// `MQClientAPIImpl.consumerSendMessageBack`): the commit-log offset, the
+/// context's delay level, the message id as the application sees it, the
+/// (restored) original topic, the resolved max reconsume times and the
+/// broker name.
+pub(crate) fn send_back_header(
+    msg: &MessageExt,
+    group: &str,
+    delay_level: i32,
+    max_reconsume_times: i32,
+    broker_name: &str,
+) -> ConsumerSendMsgBackRequestHeader {
+    ConsumerSendMsgBackRequestHeader {
+        offset: msg.commit_log_offset,
+        group: group.to_owned(),
+        delay_level,
+        origin_msg_id: Some(msg.msg_id.clone()),
+        origin_topic: Some(msg.topic.clone()),
+        unit_mode: Some(false),
+        max_reconsume_times: Some(max_reconsume_times),
+        broker_name: Some(broker_name.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_fields() {
+        let mut m = MessageExt {
+            queue_offset: 7,
+            commit_log_offset: 4242,
+            msg_id: "UNIQ".into(),
+            ..MessageExt::default()
+        };
+        m.message.topic = "orders".into();
+        let h = send_back_header(&m, "G", 0, 16, "broker-a");
+        assert_eq!(h.offset, 4242);
+        assert_eq!(h.group, "G");
+        assert_eq!(h.delay_level, 0);
+        assert_eq!(h.origin_msg_id.as_deref(), Some("UNIQ"));
+        assert_eq!(h.origin_topic.as_deref(), Some("orders"));
+        assert_eq!(h.unit_mode, Some(false));
+        assert_eq!(h.max_reconsume_times, Some(16));
+        assert_eq!(h.broker_name.as_deref(), Some("broker-a"));
+    }
+}
