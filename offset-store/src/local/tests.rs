@@ -1,6 +1,13 @@
+use std::collections::HashMap;
 use std::fs;
+use std::path::Path;
+use std::sync::Arc;
 
-use super::*;
+use rmq_protocol::MessageQueue;
+
+use super::file;
+use super::store::*;
+use crate::{Error, OffsetStore, PersistMode, ReadOffsetType};
 
 fn mq(id: i32) -> MessageQueue {
     MessageQueue::new("T", "broker-a", id)

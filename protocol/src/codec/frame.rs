@@ -1,0 +1,456 @@
+//! The frame layout, [`RemotingCodec`] and the header dispatch between the
+//! JSON and ROCKETMQ encodings.
+
+use std::collections::HashMap;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use tokio_util::codec::{Decoder, Encoder};
+
+use crate::code::{LanguageCode, SerializeType};
+use crate::command::RemotingCommand;
+use crate::error::Error;
+
+use super::{binary, json};
+
+/// The default maximum frame length: 16 MiB, the broker's `frameMaxLength`.
+///
+/// Like the broker, the limit counts the whole frame: the 4-byte length
+/// prefix plus everything after it.
+pub const DEFAULT_MAX_FRAME_LEN: usize = 16 * 1024 * 1024;
+
+/// Largest header the 24-bit header-length field can describe.
+const MAX_HEADER_LEN: usize = 0x00FF_FFFF;
+
+/// Length prefix plus header word.
+const PREFIX_LEN: usize = 8;
+
+/// The header fields common to both serializations, before the body is attached.
+#[derive(Debug)]
+pub(super) struct HeaderFields {
+    pub(super) code: i32,
+    pub(super) language: LanguageCode,
+    pub(super) version: i32,
+    pub(super) opaque: i32,
+    pub(super) flag: i32,
+    pub(super) remark: Option<String>,
+    pub(super) ext_fields: HashMap<String, String>,
+}
+
+/// Where the decoder is within the current frame.
+#[derive(Debug, Clone, Copy)]
+enum DecodeState {
+    /// Waiting for the 8-byte prefix (length and header word).
+    Head,
+    /// The 4-byte length has been consumed; waiting for `len` bytes (header
+    /// word, header, body).
+    Data {
+        len: usize,
+        header_len: usize,
+        serialize_type: SerializeType,
+    },
+}
+
+/// Frame codec for [`RemotingCommand`]s.
+///
+/// Decoding reads both header serializations on every frame (the type byte
+/// of each frame says which); encoding writes the header in the command's
+/// [`RemotingCommand::serialize_type`]. A decoded command's `body` is a
+/// zero-copy slice of the received frame.
+///
+/// After the decoder returns an error the stream is out of sync and the
+/// connection must be closed.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use rmq_protocol::{RemotingCodec, RemotingCommand, RequestCode};
+/// use tokio_util::codec::{Decoder, Encoder};
+///
+/// let mut codec = RemotingCodec::new();
+/// let mut buf = BytesMut::new();
+/// let cmd = RemotingCommand::new_request(RequestCode::HEART_BEAT).with_body(&b"{}"[..]);
+/// codec.encode(cmd.clone(), &mut buf)?;
+/// assert_eq!(codec.decode(&mut buf)?, Some(cmd));
+/// assert!(buf.is_empty());
+/// # Ok::<(), rmq_protocol::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RemotingCodec {
+    max_frame_len: usize,
+    state: DecodeState,
+}
+
+impl Default for RemotingCodec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RemotingCodec {
+    /// A codec with the default maximum frame length ([`DEFAULT_MAX_FRAME_LEN`]).
+    pub fn new() -> Self {
+        RemotingCodec {
+            max_frame_len: DEFAULT_MAX_FRAME_LEN,
+            state: DecodeState::Head,
+        }
+    }
+
+    /// Sets the maximum frame length, counting the 4-byte length prefix, for
+    /// both decoding and encoding. Defaults to [`DEFAULT_MAX_FRAME_LEN`]
+    /// (16 MiB).
+    pub fn with_max_frame_len(mut self, max: usize) -> Self {
+        self.max_frame_len = max;
+        self
+    }
+
+    /// The maximum frame length (prefix included).
+    pub fn max_frame_len(&self) -> usize {
+        self.max_frame_len
+    }
+
+    /// Reads and checks the frame prefix; `Ok(None)` when fewer than 8 bytes
+    /// are buffered.
+    fn decode_head(&self, src: &mut BytesMut) -> Result<Option<DecodeState>, Error> {
+        let Some(mut len_bytes) = src.get(..4) else {
+            src.reserve(PREFIX_LEN);
+            return Ok(None);
+        };
+        let total_len = len_bytes.get_i32();
+        if total_len < 0 {
+            return Err(Error::InvalidFrame(format!(
+                "negative frame length {total_len}"
+            )));
+        }
+        if total_len < 4 {
+            return Err(Error::InvalidFrame(format!(
+                "frame length {total_len} is too short for the 4-byte header length field"
+            )));
+        }
+        // Like the broker, the limit counts the 4-byte prefix too.
+        let frame_len = u64::from(total_len.unsigned_abs()) + 4;
+        if usize::try_from(frame_len).map_or(true, |f| f > self.max_frame_len) {
+            return Err(Error::FrameTooLarge {
+                len: frame_len,
+                max: self.max_frame_len,
+            });
+        }
+        let len = usize::try_from(total_len).map_err(|_| {
+            Error::InvalidFrame(format!("frame length {total_len} does not fit usize"))
+        })?;
+
+        let Some(mut word) = src.get(4..PREFIX_LEN) else {
+            src.reserve(PREFIX_LEN.saturating_sub(src.len()));
+            return Ok(None);
+        };
+        let word = word.get_u32();
+        let type_byte = word.to_be_bytes()[0];
+        let serialize_type =
+            SerializeType::from_code(type_byte).ok_or(Error::UnknownSerializeType(type_byte))?;
+        let header_len = usize::try_from(word & 0x00FF_FFFF)
+            .map_err(|_| Error::InvalidFrame("header length does not fit usize".into()))?;
+        let room = len.saturating_sub(4);
+        if header_len > room {
+            return Err(Error::InvalidFrame(format!(
+                "header length {header_len} exceeds the {room} bytes left in the frame"
+            )));
+        }
+        src.advance(4);
+        Ok(Some(DecodeState::Data {
+            len,
+            header_len,
+            serialize_type,
+        }))
+    }
+
+    fn encode_ref(&self, item: &RemotingCommand, dst: &mut BytesMut) -> Result<(), Error> {
+        let body_len = item.body.len();
+        let too_large = |len: usize| Error::FrameTooLarge {
+            len: u64::try_from(len).unwrap_or(u64::MAX),
+            max: self.max_frame_len,
+        };
+        let min_len = body_len.saturating_add(PREFIX_LEN);
+        if min_len > self.max_frame_len {
+            return Err(too_large(min_len));
+        }
+
+        let estimate = match item.serialize_type {
+            SerializeType::Json => json::estimate_len(item),
+            SerializeType::RocketMq => binary::estimate_len(item),
+        };
+        dst.reserve(min_len.saturating_add(estimate));
+
+        let start = dst.len();
+        dst.put_u64(0);
+        let written = match item.serialize_type {
+            SerializeType::Json => {
+                json::encode(item, dst);
+                Ok(())
+            }
+            SerializeType::RocketMq => binary::encode(item, dst),
+        };
+        let checked = written.and_then(|()| {
+            let header_len = dst.len().saturating_sub(start + PREFIX_LEN);
+            if header_len > MAX_HEADER_LEN {
+                return Err(Error::Encode(format!(
+                    "header of {header_len} bytes exceeds the 24-bit limit of {MAX_HEADER_LEN} bytes; \
+                     move data from ext fields into the body"
+                )));
+            }
+            let frame_len = min_len.saturating_add(header_len);
+            if frame_len > self.max_frame_len {
+                return Err(too_large(frame_len));
+            }
+            let total_len = i32::try_from(frame_len.saturating_sub(4)).map_err(|_| too_large(frame_len))?;
+            let header_word = (u32::from(item.serialize_type.code()) << 24)
+                | u32::try_from(header_len).map_err(|_| too_large(frame_len))?;
+            let slot = dst
+                .get_mut(start..start + PREFIX_LEN)
+                .ok_or_else(|| Error::Encode("frame prefix slot is missing".into()))?;
+            slot.copy_from_slice(
+                &((u64::from(total_len.unsigned_abs()) << 32) | u64::from(header_word))
+                    .to_be_bytes(),
+            );
+            Ok(())
+        });
+        if let Err(e) = checked {
+            dst.truncate(start);
+            return Err(e);
+        }
+        dst.put_slice(&item.body);
+        Ok(())
+    }
+}
+
+/// Builds the command from a complete frame (header word onwards).
+fn parse_frame(
+    frame: Bytes,
+    header_len: usize,
+    serialize_type: SerializeType,
+) -> Result<RemotingCommand, Error> {
+    let header_end = header_len + 4;
+    let header = frame
+        .get(4..header_end)
+        .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
+    let h = match serialize_type {
+        SerializeType::Json => json::decode(header)?,
+        SerializeType::RocketMq => binary::decode(header)?,
+    };
+    // `header_end <= frame.len()` was checked by `get` above.
+    let body = frame.slice(header_end..);
+    Ok(RemotingCommand {
+        code: h.code,
+        language: h.language,
+        version: h.version,
+        opaque: h.opaque,
+        flag: h.flag,
+        remark: h.remark,
+        ext_fields: h.ext_fields,
+        body,
+        serialize_type,
+    })
+}
+
+impl Decoder for RemotingCodec {
+    type Item = RemotingCommand;
+    type Error = Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
+        let (len, header_len, serialize_type) = match self.state {
+            DecodeState::Head => match self.decode_head(src)? {
+                Some(DecodeState::Data {
+                    len,
+                    header_len,
+                    serialize_type,
+                }) => {
+                    self.state = DecodeState::Data {
+                        len,
+                        header_len,
+                        serialize_type,
+                    };
+                    (len, header_len, serialize_type)
+                }
+                _ => return Ok(None),
+            },
+            DecodeState::Data {
+                len,
+                header_len,
+                serialize_type,
+            } => (len, header_len, serialize_type),
+        };
+        if src.len() < len {
+            src.reserve(len.saturating_sub(src.len()));
+            return Ok(None);
+        }
+        self.state = DecodeState::Head;
+        let frame = src.split_to(len).freeze();
+        parse_frame(frame, header_len, serialize_type).map(Some)
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
+        match self.decode(src)? {
+            Some(cmd) => Ok(Some(cmd)),
+            None if src.is_empty() && matches!(self.state, DecodeState::Head) => Ok(None),
+            None => Err(Error::InvalidFrame(format!(
+                "stream ended inside a frame ({} bytes of it received); the peer closed the connection mid-frame",
+                src.len()
+            ))),
+        }
+    }
+}
+
+impl Encoder<RemotingCommand> for RemotingCodec {
+    type Error = Error;
+
+    /// Appends one frame to `dst`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FrameTooLarge`] when the frame would exceed the maximum
+    /// length, [`Error::Encode`] when the header exceeds 24 bits or (binary
+    /// headers) a code or version does not fit an `i16`. `dst` is left as it
+    /// was.
+    fn encode(&mut self, item: RemotingCommand, dst: &mut BytesMut) -> Result<(), Error> {
+        self.encode_ref(&item, dst)
+    }
+}
+
+impl Encoder<&RemotingCommand> for RemotingCodec {
+    type Error = Error;
+
+    /// Like the by-value impl, for callers that keep the command (retries).
+    fn encode(&mut self, item: &RemotingCommand, dst: &mut BytesMut) -> Result<(), Error> {
+        self.encode_ref(item, dst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code::RequestCode;
+
+    fn route_query(serialize_type: SerializeType, language: LanguageCode) -> RemotingCommand {
+        let mut cmd = RemotingCommand::new_request(RequestCode::GET_ROUTEINFO_BY_TOPIC)
+            .with_opaque(1)
+            .with_ext_field("topic", "TopicTest")
+            .with_serialize_type(serialize_type);
+        cmd.language = language;
+        cmd.version = 479;
+        cmd
+    }
+
+    #[test]
+    fn binary_worked_example_frame() {
+        let mut dst = BytesMut::new();
+        let cmd = route_query(SerializeType::RocketMq, LanguageCode::Rust);
+        RemotingCodec::new().encode(&cmd, &mut dst).unwrap();
+        assert_eq!(dst.len(), 49);
+        assert_eq!(&dst[..8], &[0, 0, 0, 0x2d, 1, 0, 0, 0x29]);
+        let decoded = RemotingCodec::new().decode(&mut dst).unwrap().unwrap();
+        assert_eq!(decoded, cmd);
+        assert!(dst.is_empty());
+    }
+
+    #[test]
+    fn json_worked_example_frame() {
+        let mut dst = BytesMut::new();
+        let cmd = route_query(SerializeType::Json, LanguageCode::Java);
+        RemotingCodec::new().encode(cmd.clone(), &mut dst).unwrap();
+        assert_eq!(&dst[..8], &[0, 0, 0, 0x87, 0, 0, 0, 0x83]);
+        assert_eq!(dst.len(), 8 + 131);
+        assert_eq!(RemotingCodec::new().decode(&mut dst).unwrap(), Some(cmd));
+    }
+
+    #[test]
+    fn header_estimates_cover_the_written_header() {
+        // Encoding reserves `8 + estimate + body` once; the estimate must not
+        // fall short for ordinary (escape-free) headers.
+        let cmd = route_query(SerializeType::Json, LanguageCode::Java)
+            .with_ext_field("consumerGroup", "group-ü")
+            .with_body(vec![7u8; 1000]);
+        let mut cmd = cmd;
+        cmd.remark = Some("remark".into());
+        cmd.opaque = i32::MIN;
+        cmd.code = i32::MIN;
+        cmd.version = i32::MIN;
+        cmd.flag = i32::MIN;
+        let mut dst = BytesMut::new();
+        RemotingCodec::new().encode(&cmd, &mut dst).unwrap();
+        assert!(dst.len() - 8 - 1000 <= json::estimate_len(&cmd));
+        let mut cmd = cmd.with_serialize_type(SerializeType::RocketMq);
+        cmd.code = 11;
+        cmd.version = 401;
+        let mut dst = BytesMut::new();
+        RemotingCodec::new().encode(&cmd, &mut dst).unwrap();
+        assert_eq!(dst.len() - 8 - 1000, binary::estimate_len(&cmd));
+    }
+
+    #[test]
+    fn failed_encode_leaves_dst_untouched() {
+        let mut dst = BytesMut::from(&b"keep"[..]);
+        let mut cmd = route_query(SerializeType::RocketMq, LanguageCode::Rust);
+        cmd.code = 70_000;
+        assert!(matches!(
+            RemotingCodec::new().encode(&cmd, &mut dst),
+            Err(Error::Encode(_))
+        ));
+        assert_eq!(&dst[..], b"keep");
+
+        let big_header = route_query(SerializeType::Json, LanguageCode::Rust)
+            .with_ext_field("k", "v".repeat(MAX_HEADER_LEN));
+        let mut codec = RemotingCodec::new().with_max_frame_len(64 * 1024 * 1024);
+        let err = codec.encode(&big_header, &mut dst).unwrap_err();
+        assert!(
+            matches!(err, Error::Encode(ref m) if m.contains("24-bit")),
+            "{err:?}"
+        );
+        assert_eq!(&dst[..], b"keep");
+
+        let mut small = RemotingCodec::new().with_max_frame_len(100);
+        let cmd = route_query(SerializeType::Json, LanguageCode::Rust);
+        let err = small.encode(&cmd, &mut dst).unwrap_err();
+        assert!(
+            matches!(err, Error::FrameTooLarge { len: 139, max: 100 }),
+            "{err:?}"
+        );
+        let err = small
+            .encode(cmd.with_body(vec![0u8; 200]), &mut dst)
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::FrameTooLarge { len: 208, max: 100 }),
+            "{err:?}"
+        );
+        assert_eq!(&dst[..], b"keep");
+    }
+
+    #[test]
+    fn frame_exactly_at_the_limit_is_accepted() {
+        let cmd = route_query(SerializeType::Json, LanguageCode::Java);
+        let mut codec = RemotingCodec::new().with_max_frame_len(139);
+        let mut dst = BytesMut::new();
+        codec.encode(&cmd, &mut dst).unwrap();
+        assert_eq!(codec.decode(&mut dst).unwrap(), Some(cmd));
+        let mut codec = RemotingCodec::new().with_max_frame_len(138);
+        let mut dst = BytesMut::from(&[0u8, 0, 0, 0x87][..]);
+        assert!(matches!(
+            codec.decode(&mut dst),
+            Err(Error::FrameTooLarge { len: 139, max: 138 })
+        ));
+    }
+
+    #[test]
+    fn eof_inside_a_frame_is_an_error() {
+        let cmd = route_query(SerializeType::Json, LanguageCode::Java);
+        let mut full = BytesMut::new();
+        RemotingCodec::new().encode(&cmd, &mut full).unwrap();
+        for cut in 1..full.len() {
+            let mut codec = RemotingCodec::new();
+            let mut src = BytesMut::from(&full[..cut]);
+            assert!(codec.decode(&mut src).unwrap().is_none());
+            assert!(
+                matches!(codec.decode_eof(&mut src), Err(Error::InvalidFrame(_))),
+                "cut {cut}"
+            );
+        }
+        let mut codec = RemotingCodec::new();
+        assert!(codec.decode_eof(&mut BytesMut::new()).unwrap().is_none());
+    }
+}
