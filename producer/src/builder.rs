@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use rmq_client_core::{ClientConfig, ClientInstance};
+use rmq_client_core::{ClientConfigSource, ClientInstance};
 use rmq_protocol::message::CompressionType;
 
 use crate::config::ProducerConfig;
@@ -35,30 +35,16 @@ use crate::send::Sender;
 #[must_use = "a builder does nothing until `start` is called"]
 pub struct ProducerBuilder {
     config: ProducerConfig,
-    client: Option<ClientConfig>,
-    namesrv_addrs: Option<String>,
+    client: ClientConfigSource,
 }
+
+rmq_client_core::client_setters!(ProducerBuilder, client);
 
 impl ProducerBuilder {
     /// The producer group (Java `producerGroup`). Required, and not
     /// `DEFAULT_PRODUCER` (Java refuses it too).
     pub fn group(mut self, group: impl Into<String>) -> Self {
         self.config.group = group.into();
-        self
-    }
-
-    /// The client configuration (name servers, instance name, client IP,
-    /// timeouts...). Default: `ClientConfig::builder().build()`, i.e. the
-    /// name servers of `NAMESRV_ADDR`. Overrides [`namesrv_addr`](Self::namesrv_addr).
-    pub fn client_config(mut self, config: ClientConfig) -> Self {
-        self.client = Some(config);
-        self
-    }
-
-    /// Name-server addresses, `;`-separated (Java `namesrvAddr`), for the
-    /// default client configuration. Default: `NAMESRV_ADDR`.
-    pub fn namesrv_addr(mut self, addrs: impl Into<String>) -> Self {
-        self.namesrv_addrs = Some(addrs.into());
         self
     }
 
@@ -152,7 +138,7 @@ impl ProducerBuilder {
     /// instance.
     pub async fn start(self) -> Result<Producer> {
         self.config.validate()?;
-        let mut client = ClientConfig::from_parts(self.client, self.namesrv_addrs)?;
+        let mut client = self.client.resolve()?;
         client.change_instance_name_to_pid();
         let instance = ClientInstance::get_or_start(client)?;
         if let Err(e) = instance.register_producer(&self.config.group).await {
