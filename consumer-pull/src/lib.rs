@@ -36,15 +36,6 @@
 //!
 //! See `DESIGN.md` in the crate for the tasks, the buffer and the
 //! non-obvious behaviours.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 #![warn(missing_docs)]
 
 mod error;

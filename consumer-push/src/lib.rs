@@ -66,15 +66,6 @@
 //! # consumer.shutdown().await?;
 //! # Ok(()) }
 //! ```
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 #![warn(missing_docs)]
 
 mod builder;

@@ -34,15 +34,6 @@
 //!
 //! See `DESIGN.md` in the crate for the file format, locks and the
 //! non-obvious behaviours taken from the Java client.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 #![warn(missing_docs)]
 
 mod error;

@@ -33,15 +33,6 @@
 //! A failed send returns an [`Error::Send`] that hands the message back
 //! ([`Error::into_message`]) with the `UNIQ_KEY` it was given, so a resend
 //! keeps its id. See `DESIGN.md` in the crate for the send path.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 #![warn(missing_docs)]
 
 mod builder;

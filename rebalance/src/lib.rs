@@ -37,15 +37,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 #![warn(missing_docs)]
 
 pub mod allocate;
