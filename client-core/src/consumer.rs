@@ -2,9 +2,7 @@
 //! consumer (heartbeat data, broker → client requests).
 
 use futures::future::BoxFuture;
-use rmq_protocol::body::{
-    ConsumeMessageDirectlyResult, ConsumerData, ConsumerRunningInfo, PROP_CONSUME_TYPE,
-};
+use rmq_protocol::body::{ConsumeMessageDirectlyResult, ConsumerData, ConsumerRunningInfo};
 use rmq_protocol::{MessageExt, MessageQueue};
 
 /// A consumer registered in a [`ClientInstance`](crate::ClientInstance)
@@ -36,16 +34,7 @@ pub trait ConsumerHandle: Send + Sync + 'static {
     /// client-version properties. Default: the subscriptions and the
     /// consume type.
     fn running_info(&self) -> ConsumerRunningInfo {
-        let data = self.consumer_data();
-        let mut info = ConsumerRunningInfo {
-            subscription_set: data.subscription_data_set,
-            ..ConsumerRunningInfo::default()
-        };
-        info.properties.insert(
-            PROP_CONSUME_TYPE.to_owned(),
-            data.consume_type.as_str().to_owned(),
-        );
-        info
+        ConsumerRunningInfo::of_consumer(self.consumer_data())
     }
 
     /// Consumes one message on an admin's request (CONSUME_MESSAGE_DIRECTLY)

@@ -14,9 +14,10 @@ use futures::future::BoxFuture;
 use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, now_ms};
 use rmq_offset_store::OffsetStore;
 use rmq_protocol::names;
+use rmq_rebalance::RebalanceTrigger;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{debug, warn};
+use tracing::{Instrument, debug, info_span, warn};
 
 use crate::error::{Error, Kind};
 use crate::options::GroupOptions;
@@ -260,13 +261,60 @@ impl ConsumerCore {
     }
 }
 
+impl ConsumerCore {
+    /// The rebalance task of the consumer `inner`: `rebalance` runs each
+    /// time its trigger (`trigger(&inner)`) is due — every rebalance
+    /// interval, and at once when the group changes — until `stop` fires. A
+    /// run in progress is not cut by `stop` (a queue dropped half-way could
+    /// miss its offset persist), only by `abort` when given (every call in a
+    /// run has a timeout, so a shutdown that waits for the run is bounded).
+    pub fn spawn_rebalance_loop<T, RF>(
+        &self,
+        inner: &Arc<T>,
+        trigger: fn(&T) -> &RebalanceTrigger,
+        stop: CancellationToken,
+        abort: Option<CancellationToken>,
+        rebalance: fn(Arc<T>) -> RF,
+    ) where
+        T: Send + Sync + 'static,
+        RF: Future<Output = ()> + Send + 'static,
+    {
+        let span = info_span!("rebalance", group = %self.group);
+        let inner = inner.clone();
+        self.tasks.spawn(
+            async move {
+                loop {
+                    tokio::select! {
+                        () = trigger(&inner).wait() => {}
+                        () = stop.cancelled() => break,
+                    }
+                    match &abort {
+                        Some(abort) => tokio::select! {
+                            () = rebalance(inner.clone()) => {}
+                            () = abort.cancelled() => break,
+                        },
+                        None => rebalance(inner.clone()).await,
+                    }
+                }
+            }
+            .instrument(span),
+        );
+    }
+}
+
+/// The tracing span of a queue's pull task (the same fields in every
+/// consumer).
+pub fn queue_span(mq: &rmq_protocol::MessageQueue) -> tracing::Span {
+    info_span!("pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id)
+}
+
 /// What the [`DropGuard`] needs from a consumer's shared state.
 pub trait Guarded: Send + Sync + 'static {
+    /// The consumer in log texts (`"push consumer"`).
+    const NAME: &'static str;
+
     /// The consumer's core.
     fn core(&self) -> &ConsumerCore;
-
-    /// The consumer in log texts (`"push consumer"`).
-    fn name(&self) -> &'static str;
 
     /// Wakes whoever waits on the consumer (readers of a stream), after the
     /// tasks were cancelled. Default: nothing.
@@ -319,7 +367,7 @@ impl<T: Guarded> Drop for DropGuard<T> {
         warn!(
             group = %core.group,
             "{} dropped without shutdown; offsets not persisted",
-            self.inner.name()
+            T::NAME
         );
         // Unregistering needs I/O: hand it to the runtime if there is one.
         if let Ok(rt) = tokio::runtime::Handle::try_current() {

@@ -16,6 +16,8 @@
 //!   restoration of a pulled batch;
 //! * [`pull_header`]: the PULL_MESSAGE request;
 //! * [`HeartbeatGate`]: a heartbeat before the first call to a broker;
+//! * [`Registration`]: the consumer as its client instance sees it, held
+//!   weakly;
 //! * [`Error`]: one set of variants, one error type per consumer kind.
 //!
 //! ```
@@ -37,21 +39,23 @@ pub mod offsets;
 mod options;
 mod pull_request;
 mod pulled;
+mod registration;
 mod subscription;
 
-pub use core::{ConsumerCore, DropGuard, Guarded};
+pub use core::{ConsumerCore, DropGuard, Guarded, queue_span};
 pub use error::{Error, Kind};
 pub use heartbeat::HeartbeatGate;
 pub use options::GroupOptions;
 pub use pull_request::{PullSpec, SubscriptionSource, pull_header};
 pub use pulled::{filter_pulled, restore_retry_topic};
+pub use registration::{Registered, Registration};
 pub use rmq_offset_store::ConsumeFrom;
 pub use subscription::{Expression, Subscription};
 
 /// What the setter and getter macros name; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use rmq_client_core::client_setters;
+    pub use rmq_client_core::{ClientConfig, ClientInstance, client_setters};
     pub use rmq_offset_store::{ConsumeFrom, OffsetStore};
     pub use rmq_protocol::body::MessageModel;
     pub use rmq_rebalance::AllocateStrategy;

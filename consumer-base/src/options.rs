@@ -163,19 +163,38 @@ impl GroupOptions {
 }
 
 /// Adds the group setters to a consumer builder: `group`, `client_config`,
-/// `namesrv_addr`, `message_model`, `offset_store_dir`, `offset_store` and,
-/// with `rebalance`, `consume_from`, `allocate_strategy` and
-/// `allocate_strategy_arc`.
+/// `namesrv_addr`, `message_model`, `offset_store_dir`, `offset_store`,
+/// `offset_store_arc`, `config` and a crate-private `into_parts` (validated
+/// config + resolved client config, what `start` needs); with `rebalance`
+/// also `consume_from`, `allocate_strategy`, `allocate_strategy_arc`,
+/// `subscribe` and `subscribe_sql`.
 ///
 /// The builder has a field `client` (a
 /// [`ClientConfigSource`](rmq_client_core::ClientConfigSource)) and a field
-/// `config` whose field `options` is the [`GroupOptions`].
+/// `config` of type `$config` whose field `options` is the
+/// [`GroupOptions`] (and, with `rebalance`, whose field `subscriptions` is a
+/// `Vec<Subscription>`); `$config` has a `validate` returning the crate's
+/// `Result` (`into_parts` returns the calling crate's `crate::Result`).
+#[allow(clippy::crate_in_macro_def)]
 #[macro_export]
 macro_rules! group_setters {
-    ($builder:ty) => {
+    ($builder:ty, $config:ty) => {
         $crate::__private::client_setters!($builder, client);
 
         impl $builder {
+            /// The settings as they stand (defaults included), without
+            /// validating.
+            pub fn config(&self) -> &$config {
+                &self.config
+            }
+
+            /// The validated settings and the client configuration: what
+            /// starting needs.
+            fn into_parts(self) -> crate::Result<($config, $crate::__private::ClientConfig)> {
+                self.config.validate()?;
+                Ok((self.config, self.client.resolve()?))
+            }
+
             /// The consumer group (Java `consumerGroup`). Required; letters,
             /// digits, `%`, `|`, `_`, `-`, at most 255 characters, not
             /// `DEFAULT_CONSUMER`.
@@ -232,10 +251,36 @@ macro_rules! group_setters {
             }
         }
     };
-    ($builder:ty, rebalance) => {
-        $crate::group_setters!($builder);
+    ($builder:ty, $config:ty, rebalance) => {
+        $crate::group_setters!($builder, $config);
 
         impl $builder {
+            /// Subscribes to `topic` (Java `subscribe(topic, subExpression)`):
+            /// the group's rebalance assigns this consumer a share of its
+            /// queues. `expression` is a tag expression — `"*"` (everything)
+            /// or tags joined by `||` (`"created || paid"`) — or an
+            /// [`Expression::sql`](rmq_consumer_base::Expression::sql).
+            /// Subscribing a topic again replaces its expression.
+            pub fn subscribe(
+                mut self,
+                topic: impl Into<String>,
+                expression: impl Into<$crate::Expression>,
+            ) -> Self {
+                $crate::Subscription::upsert(
+                    &mut self.config.subscriptions,
+                    $crate::Subscription::new(topic, expression),
+                );
+                self
+            }
+
+            /// Subscribes to `topic` with an SQL92 condition on message
+            /// properties, evaluated by the broker (needs
+            /// `enablePropertyFilter=true` there) (Java `subscribe(topic,
+            /// MessageSelector.bySql(sql))`).
+            pub fn subscribe_sql(self, topic: impl Into<String>, sql: impl Into<String>) -> Self {
+                self.subscribe(topic, $crate::Expression::sql(sql))
+            }
+
             /// Where a queue the group has no offset for starts (Java
             /// `consumeFromWhere` + `consumeTimestamp`). Default:
             /// [`ConsumeFrom::LastOffset`](rmq_offset_store::ConsumeFrom::LastOffset).
@@ -328,6 +373,55 @@ macro_rules! group_getters {
                 &self,
             ) -> &std::sync::Arc<dyn $crate::__private::AllocateStrategy> {
                 self.options.allocate_strategy()
+            }
+        }
+    };
+}
+
+/// Adds to a consumer handle the getters every handle has: `config`,
+/// `group`, `client_instance`, `client_id`, `is_shutdown`, and a
+/// crate-private `new` and `inner`.
+///
+/// The handle has a field `guard: Arc<DropGuard<$inner>>`; `$inner`
+/// implements [`Guarded`](crate::Guarded) and has a field `config` of type
+/// `$config`.
+#[macro_export]
+macro_rules! handle_getters {
+    ($handle:ty, $inner:ty, $config:ty) => {
+        impl $handle {
+            pub(crate) fn new(inner: std::sync::Arc<$inner>) -> Self {
+                Self {
+                    guard: std::sync::Arc::new($crate::DropGuard::new(inner)),
+                }
+            }
+
+            fn inner(&self) -> &std::sync::Arc<$inner> {
+                self.guard.inner()
+            }
+
+            /// The consumer's settings.
+            pub fn config(&self) -> &$config {
+                &self.inner().config
+            }
+
+            /// The consumer group.
+            pub fn group(&self) -> &str {
+                $crate::Guarded::core(&**self.inner()).group()
+            }
+
+            /// The client instance the consumer runs on.
+            pub fn client_instance(&self) -> &$crate::__private::ClientInstance {
+                $crate::Guarded::core(&**self.inner()).instance()
+            }
+
+            /// This client's id in the group (`ip@instance`).
+            pub fn client_id(&self) -> &str {
+                self.client_instance().client_id()
+            }
+
+            /// Whether `shutdown` ran (or the consumer was dropped).
+            pub fn is_shutdown(&self) -> bool {
+                $crate::Guarded::core(&**self.inner()).is_closed()
             }
         }
     };

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_client_core::{ClientConfig, ClientConfigSource};
-use rmq_consumer_base::{Expression, Subscription};
+use rmq_client_core::ClientConfigSource;
 
 use crate::concurrent::listener::MessageListener;
 use crate::config::PushConsumerConfig;
@@ -41,32 +40,9 @@ pub struct PushConsumerBuilder {
     client: ClientConfigSource,
 }
 
-rmq_consumer_base::group_setters!(PushConsumerBuilder, rebalance);
+rmq_consumer_base::group_setters!(PushConsumerBuilder, PushConsumerConfig, rebalance);
 
 impl PushConsumerBuilder {
-    /// Subscribes to `topic` (Java `subscribe(topic, subExpression)`):
-    /// `expression` is a tag expression — `"*"` (everything) or tags joined
-    /// by `||` (`"created || paid"`) — or an [`Expression::sql`].
-    /// Subscribing a topic again replaces its expression.
-    pub fn subscribe(
-        mut self,
-        topic: impl Into<String>,
-        expression: impl Into<Expression>,
-    ) -> Self {
-        Subscription::upsert(
-            &mut self.config.subscriptions,
-            Subscription::new(topic, expression),
-        );
-        self
-    }
-
-    /// Subscribes to `topic` with an SQL92 condition on message properties,
-    /// evaluated by the broker (needs `enablePropertyFilter=true` there)
-    /// (Java `subscribe(topic, MessageSelector.bySql(sql))`).
-    pub fn subscribe_sql(self, topic: impl Into<String>, sql: impl Into<String>) -> Self {
-        self.subscribe(topic, Expression::sql(sql))
-    }
-
     /// Most listener calls in flight at once (Java `consumeThreadMin` /
     /// `consumeThreadMax`). 1–1000. Default: 20.
     pub fn consume_concurrency(mut self, n: usize) -> Self {
@@ -227,11 +203,6 @@ impl PushConsumerBuilder {
         self
     }
 
-    /// The settings as they stand (defaults included), without validating.
-    pub fn config(&self) -> &PushConsumerConfig {
-        &self.config
-    }
-
     /// Validates the settings (what [`start`](Self::start) does first).
     ///
     /// # Errors
@@ -266,9 +237,8 @@ impl PushConsumerBuilder {
     /// As [`start`](Self::start).
     pub async fn start_arc(mut self, listener: Arc<dyn MessageListener>) -> Result<PushConsumer> {
         self.config.orderly = false;
-        self.config.validate()?;
-        let client = self.take_client_config()?;
-        Inner::start(self.config, client, Listener::Concurrent(listener)).await
+        let (config, client) = self.into_parts()?;
+        Inner::start(config, client, Listener::Concurrent(listener)).await
     }
 
     /// Like [`start`](Self::start), with an orderly listener: every queue is
@@ -300,13 +270,8 @@ impl PushConsumerBuilder {
         listener: Arc<dyn OrderlyListener>,
     ) -> Result<PushConsumer> {
         self.config.orderly = true;
-        self.config.validate()?;
-        let client = self.take_client_config()?;
-        Inner::start(self.config, client, Listener::Orderly(listener)).await
-    }
-
-    fn take_client_config(&mut self) -> Result<ClientConfig> {
-        Ok(std::mem::take(&mut self.client).resolve()?)
+        let (config, client) = self.into_parts()?;
+        Inner::start(config, client, Listener::Orderly(listener)).await
     }
 }
 

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rmq_client_core::ClientInstance;
 use rmq_consumer_base::DropGuard;
 
 use crate::builder::PushConsumerBuilder;
@@ -31,56 +30,21 @@ pub struct PushConsumer {
 
 impl fmt::Debug for PushConsumer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = self.inner();
         f.debug_struct("PushConsumer")
-            .field("group", &inner.core.group())
-            .field("client_id", &inner.core.instance().client_id())
-            .field("queues", &inner.queues.len())
-            .field("shut_down", &inner.core.is_closed())
+            .field("group", &self.group())
+            .field("client_id", &self.client_id())
+            .field("queues", &self.inner().queues.len())
+            .field("shut_down", &self.is_shutdown())
             .finish()
     }
 }
+
+rmq_consumer_base::handle_getters!(PushConsumer, Inner, PushConsumerConfig);
 
 impl PushConsumer {
     /// A builder with the Java client's defaults.
     pub fn builder() -> PushConsumerBuilder {
         PushConsumerBuilder::default()
-    }
-
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
-        PushConsumer {
-            guard: Arc::new(DropGuard::new(inner)),
-        }
-    }
-
-    fn inner(&self) -> &Arc<Inner> {
-        self.guard.inner()
-    }
-
-    /// The consumer's settings.
-    pub fn config(&self) -> &PushConsumerConfig {
-        &self.inner().config
-    }
-
-    /// The consumer group.
-    pub fn group(&self) -> &str {
-        self.inner().core.group()
-    }
-
-    /// The client instance the consumer runs on.
-    pub fn client_instance(&self) -> &ClientInstance {
-        self.inner().core.instance()
-    }
-
-    /// This client's id in the group (`ip@instance`).
-    pub fn client_id(&self) -> &str {
-        self.inner().core.instance().client_id()
-    }
-
-    /// Whether [`shutdown`](Self::shutdown) ran (or the consumer was
-    /// dropped).
-    pub fn is_shutdown(&self) -> bool {
-        self.inner().core.is_closed()
     }
 
     /// A snapshot of every assigned queue: held offsets, counts, bytes,

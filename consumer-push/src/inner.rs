@@ -1,13 +1,12 @@
 //! [`Inner`]: the push consumer's shared state, the start sequence, queue
 //! removal, inspection and the shutdown steps.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use rmq_client_core::ClientConfig;
-use rmq_consumer_base::{ConsumerCore, Guarded};
+use rmq_consumer_base::{ConsumerCore, Guarded, Registration};
 use rmq_offset_store::{PersistMode, ReadOffsetType};
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
@@ -25,7 +24,6 @@ use crate::orderly;
 use crate::orderly::listener::OrderlyListener;
 use crate::queues::QueueTable;
 use crate::rebalance;
-use crate::registration::Registration;
 use crate::subscriptions::Subscriptions;
 
 /// After the shutdown await timeout, how long abandoned tasks get to stop.
@@ -62,21 +60,11 @@ pub(crate) struct Inner {
     pub(crate) trigger: RebalanceTrigger,
 }
 
-impl fmt::Debug for Inner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inner")
-            .field("core", &self.core)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Guarded for Inner {
+    const NAME: &'static str = "push consumer";
+
     fn core(&self) -> &ConsumerCore {
         &self.core
-    }
-
-    fn name(&self) -> &'static str {
-        "push consumer"
     }
 
     fn before_unregister(&self) -> Option<BoxFuture<'static, ()>> {
@@ -148,7 +136,7 @@ impl Inner {
         // its subscriptions before offsets or pulls.
         inner
             .core
-            .register(Arc::new(Registration::new(&inner)))
+            .register(Registration::new(inner.core.group(), &inner))
             .await?;
         let consumer = PushConsumer::new(inner.clone());
         // First rebalance inline, so queues are assigned when start returns

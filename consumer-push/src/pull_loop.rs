@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmq_client_core::{PullResult, PullStatus};
-use rmq_consumer_base::{PullSpec, SubscriptionSource, filter_pulled, pull_header};
+use rmq_consumer_base::{PullSpec, SubscriptionSource, filter_pulled, pull_header, queue_span};
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::MessageModel;
 use rmq_protocol::{MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, debug, info, info_span, trace, warn};
+use tracing::{Instrument, debug, info, trace, warn};
 
 use crate::inner::Inner;
 use crate::process_queue::{FlowState, ProcessQueue};
@@ -33,7 +33,7 @@ pub(crate) fn spawn(
     next_offset: i64,
     cancel: CancellationToken,
 ) {
-    let span = info_span!("pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
+    let span = queue_span(&mq);
     let loop_ = PullLoop {
         inner: inner.clone(),
         mq,

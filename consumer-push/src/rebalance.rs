@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{debug, info, warn};
 
 use crate::error::Result;
 use crate::inner::Inner;
@@ -28,27 +28,16 @@ pub(crate) fn trigger(interval: Duration) -> RebalanceTrigger {
     RebalanceTrigger::with_intervals(interval, MIN_REBALANCE_INTERVAL)
 }
 
-/// Spawns the rebalance loop. The caller ran the first rebalance.
+/// Spawns the rebalance loop (a run is cut only by the consumer's root
+/// token: a dropped queue must be persisted). The caller ran the first
+/// rebalance.
 pub(crate) fn spawn(inner: &Arc<Inner>) {
-    let task_inner = inner.clone();
-    let span = info_span!("rebalance", group = %inner.core.group());
-    inner.core.tasks().spawn(
-        async move {
-            let inner = task_inner;
-            loop {
-                tokio::select! {
-                    () = inner.trigger.wait() => {}
-                    () = inner.stop_pull.cancelled() => break,
-                }
-                // Not cancelled half-way by shutdown (a dropped queue must
-                // be persisted); every call in it has a timeout.
-                tokio::select! {
-                    () = rebalance_once(&inner) => {}
-                    () = inner.core.cancel().cancelled() => break,
-                }
-            }
-        }
-        .instrument(span),
+    inner.core.spawn_rebalance_loop(
+        inner,
+        |inner| &inner.trigger,
+        inner.stop_pull.clone(),
+        Some(inner.core.cancel().clone()),
+        |inner| async move { rebalance_once(&inner).await },
     );
 }
 

@@ -1,12 +1,11 @@
-//! [`Registration`]: the consumer as the client instance sees it
-//! ([`ConsumerHandle`]): heartbeat data and broker → client requests.
+//! The push consumer as its client instance sees it ([`Registered`]):
+//! heartbeat data and broker → client requests.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use rmq_client_core::ConsumerHandle;
-use rmq_consumer_base::restore_retry_topic;
+use rmq_consumer_base::{Registered, restore_retry_topic};
 use rmq_protocol::body::{
     CmResult, ConsumeMessageDirectlyResult, ConsumeType, ConsumerData, ConsumerRunningInfo,
     PROP_CONSUME_TYPE, PROP_CONSUMEORDERLY, PROP_CONSUMER_START_TIMESTAMP,
@@ -21,58 +20,31 @@ use crate::inner::{Inner, Listener};
 use crate::orderly::listener::{OrderlyContext, OrderlyResult};
 use crate::rebalance;
 
-/// Registered in the client instance; holds the consumer weakly so the
-/// instance never keeps a dropped consumer alive.
-pub(crate) struct Registration {
-    group: String,
-    inner: Weak<Inner>,
-}
-
-impl Registration {
-    pub(crate) fn new(inner: &Arc<Inner>) -> Self {
-        Registration {
-            group: inner.core.group().to_owned(),
-            inner: Arc::downgrade(inner),
-        }
-    }
-}
-
 fn to_i32(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-impl ConsumerHandle for Registration {
+impl Registered for Inner {
+    const CONSUME_TYPE: ConsumeType = ConsumeType::ConsumePassively;
+
     fn consumer_data(&self) -> ConsumerData {
-        let Some(inner) = self.inner.upgrade() else {
-            return ConsumerData {
-                group_name: self.group.clone(),
-                ..ConsumerData::default()
-            };
-        };
-        inner
-            .config
+        self.config
             .options
-            .consumer_data(ConsumeType::ConsumePassively, inner.subscriptions.all())
+            .consumer_data(Self::CONSUME_TYPE, self.subscriptions.all())
     }
 
     fn notify_ids_changed(&self) {
-        if let Some(inner) = self.inner.upgrade() {
-            inner.trigger.notify();
+        self.trigger.notify();
+    }
+
+    fn reset_offset(self: Arc<Self>, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
+        if !self.is_closed() {
+            rebalance::spawn_reset(&self, topic.to_owned(), offsets);
         }
     }
 
-    fn reset_offset(&self, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
-        if let Some(inner) = self.inner.upgrade() {
-            if !inner.is_closed() {
-                rebalance::spawn_reset(&inner, topic.to_owned(), offsets);
-            }
-        }
-    }
-
-    fn running_info(&self) -> ConsumerRunningInfo {
-        let Some(inner) = self.inner.upgrade() else {
-            return ConsumerRunningInfo::default();
-        };
+    fn running_info(&self) -> Option<ConsumerRunningInfo> {
+        let inner = self;
         let cfg = &inner.config;
         let mut info = ConsumerRunningInfo {
             subscription_set: inner.subscriptions.all(),
@@ -148,18 +120,16 @@ impl ConsumerHandle for Registration {
             }
             info.mq_table.insert(snap.queue, pq);
         }
-        info
+        Some(info)
     }
 
-    fn consume_message_directly(
-        &self,
+    fn consume_directly(
+        self: Arc<Self>,
         msg: MessageExt,
         broker_name: Option<String>,
-    ) -> BoxFuture<'static, Option<ConsumeMessageDirectlyResult>> {
-        let Some(inner) = self.inner.upgrade() else {
-            return Box::pin(async { None });
-        };
-        Box::pin(async move {
+    ) -> Option<BoxFuture<'static, ConsumeMessageDirectlyResult>> {
+        let inner = self;
+        Some(Box::pin(async move {
             let mut msg = msg;
             restore_retry_topic(&mut msg, &inner.retry_topic);
             let broker = broker_name.unwrap_or_else(|| msg.broker_name.clone());
@@ -201,13 +171,13 @@ impl ConsumerHandle for Registration {
                     (CmResult::CrThrowException, Some(text))
                 }
             };
-            Some(ConsumeMessageDirectlyResult {
+            ConsumeMessageDirectlyResult {
                 order,
                 auto_commit,
                 consume_result: Some(result),
                 remark,
                 spent_time_millis: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
-            })
-        })
+            }
+        }))
     }
 }

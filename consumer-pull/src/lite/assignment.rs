@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rmq_offset_store::PersistMode;
 use rmq_protocol::MessageQueue;
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{debug, info, warn};
 
 use rmq_consumer_base::offsets;
 
@@ -18,25 +18,17 @@ use crate::lite::inner::{Inner, Mode};
 use crate::lite::pull_task;
 
 /// The rebalance task: runs a rebalance whenever the trigger says so
-/// (every rebalance interval, and at once when the group changes).
+/// (every rebalance interval, and at once when the group changes). A run is
+/// not raced with the cancellation (a rebalance half done could drop a queue
+/// without persisting its offset); shutdown waits for it (its broker calls
+/// are bounded).
 pub(crate) fn spawn_rebalance_loop(inner: &Arc<Inner>) {
-    let task_inner = inner.clone();
-    let span = info_span!("rebalance", group = %inner.core.group());
-    inner.core.tasks().spawn(
-        async move {
-            let inner = task_inner;
-            loop {
-                tokio::select! {
-                    () = inner.trigger.wait() => {}
-                    () = inner.core.cancel().cancelled() => break,
-                }
-                // Not raced with the cancellation: a rebalance half done
-                // could drop a queue without persisting its offset.
-                // Shutdown waits for it (its broker calls are bounded).
-                rebalance_once(&inner).await;
-            }
-        }
-        .instrument(span),
+    inner.core.spawn_rebalance_loop(
+        inner,
+        |inner| &inner.trigger,
+        inner.core.cancel().clone(),
+        None,
+        |inner| async move { rebalance_once(&inner).await },
     );
 }
 

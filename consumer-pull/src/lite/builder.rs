@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use rmq_client_core::ClientConfigSource;
-use rmq_consumer_base::{Expression, Subscription};
 use rmq_protocol::MessageQueue;
 
 use crate::error::Result;
@@ -45,26 +44,9 @@ pub struct LitePullConsumerBuilder {
     client: ClientConfigSource,
 }
 
-rmq_consumer_base::group_setters!(LitePullConsumerBuilder, rebalance);
+rmq_consumer_base::group_setters!(LitePullConsumerBuilder, LitePullConsumerConfig, rebalance);
 
 impl LitePullConsumerBuilder {
-    /// Subscribes to `topic` (Java `subscribe(topic, subExpression)`): the
-    /// group's rebalance assigns this consumer a share of its queues.
-    /// `expression` is `"*"`, tags joined by `||`, or
-    /// [`Expression::sql`]. Subscribing a topic again replaces its
-    /// expression.
-    pub fn subscribe(
-        mut self,
-        topic: impl Into<String>,
-        expression: impl Into<Expression>,
-    ) -> Self {
-        Subscription::upsert(
-            &mut self.config.subscriptions,
-            Subscription::new(topic, expression),
-        );
-        self
-    }
-
     /// Reads exactly these queues, without a group rebalance (Java
     /// `assign`). Calling it again replaces the set.
     pub fn assign(mut self, queues: impl IntoIterator<Item = MessageQueue>) -> Self {
@@ -150,11 +132,6 @@ impl LitePullConsumerBuilder {
         self
     }
 
-    /// The settings so far.
-    pub fn config(&self) -> &LitePullConsumerConfig {
-        &self.config
-    }
-
     /// Starts the consumer: validates the settings, starts (or shares) the
     /// client instance, loads the offset store, registers the group and,
     /// with `subscribe`, runs the first rebalance (so the consumer holds
@@ -168,9 +145,8 @@ impl LitePullConsumerBuilder {
     /// process; [`Error::OffsetStore`](crate::Error::OffsetStore) when the local offset store cannot be
     /// used.
     pub async fn start(self) -> Result<LitePullConsumer> {
-        self.config.validate()?;
-        let client = self.client.resolve()?;
-        Inner::start(self.config, client).await
+        let (config, client) = self.into_parts()?;
+        Inner::start(config, client).await
     }
 }
 
@@ -180,9 +156,9 @@ mod tests {
     use rmq_rebalance::{AllocateAveragely, AllocateStrategy};
 
     use super::*;
-    use crate::ConsumeFrom;
     use crate::error::Error;
     use crate::lite::config::LitePullConsumerConfig;
+    use crate::{ConsumeFrom, Expression};
 
     #[test]
     fn java_defaults() {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_client_core::{ClientInstance, now_ms};
+use rmq_client_core::now_ms;
 use rmq_consumer_base::{DropGuard, Expression, Subscription};
 use rmq_offset_store::{PersistMode, ReadOffsetType};
 use rmq_protocol::{MessageExt, MessageQueue};
@@ -73,14 +73,16 @@ impl fmt::Debug for LitePullConsumer {
             (st.mode, st.buffer.queues().len())
         };
         f.debug_struct("LitePullConsumer")
-            .field("group", &inner.core.group())
-            .field("client_id", &inner.core.instance().client_id())
+            .field("group", &self.group())
+            .field("client_id", &self.client_id())
             .field("mode", &mode)
             .field("queues", &queues)
-            .field("shut_down", &inner.core.is_closed())
+            .field("shut_down", &self.is_shutdown())
             .finish()
     }
 }
+
+rmq_consumer_base::handle_getters!(LitePullConsumer, Inner, LitePullConsumerConfig);
 
 impl LitePullConsumer {
     /// A builder with the Java client's defaults.
@@ -88,46 +90,10 @@ impl LitePullConsumer {
         LitePullConsumerBuilder::default()
     }
 
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
-        LitePullConsumer {
-            guard: Arc::new(DropGuard::new(inner)),
-        }
-    }
-
-    fn inner(&self) -> &Arc<Inner> {
-        self.guard.inner()
-    }
-
     fn running(&self) -> Result<&Arc<Inner>> {
         let inner = self.inner();
         inner.core.check_open()?;
         Ok(inner)
-    }
-
-    /// The consumer's settings.
-    pub fn config(&self) -> &LitePullConsumerConfig {
-        &self.inner().config
-    }
-
-    /// The consumer group.
-    pub fn group(&self) -> &str {
-        self.inner().core.group()
-    }
-
-    /// This client's id in the group (`ip@instance`).
-    pub fn client_id(&self) -> &str {
-        self.inner().core.instance().client_id()
-    }
-
-    /// The client instance the consumer runs on.
-    pub fn client_instance(&self) -> &ClientInstance {
-        self.inner().core.instance()
-    }
-
-    /// Whether [`shutdown`](Self::shutdown) ran (or the consumer was
-    /// dropped).
-    pub fn is_shutdown(&self) -> bool {
-        self.inner().core.is_closed()
     }
 
     /// Subscribes to `topic` (Java `subscribe`): the next rebalance (asked

@@ -2,12 +2,11 @@
 //! its start sequence, hand-out, error reporting, commit and shutdown.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rmq_client_core::ClientConfig;
-use rmq_consumer_base::{ConsumerCore, Guarded, HeartbeatGate, offsets};
+use rmq_consumer_base::{ConsumerCore, Guarded, HeartbeatGate, Registration, offsets};
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::{MessageExt, MessageQueue};
@@ -21,7 +20,6 @@ use crate::lite::assignment;
 use crate::lite::buffer::{Buffer, Limits};
 use crate::lite::config::LitePullConsumerConfig;
 use crate::lite::consumer::LitePullConsumer;
-use crate::lite::registration::Registration;
 
 /// How long shutdown waits for the background tasks to stop (they stop at
 /// their next `.await` once cancelled; a rebalance in progress finishes its
@@ -84,21 +82,11 @@ pub(crate) struct Inner {
     pub(crate) ops: tokio::sync::Mutex<()>,
 }
 
-impl fmt::Debug for Inner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inner")
-            .field("core", &self.core)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Guarded for Inner {
+    const NAME: &'static str = "lite pull consumer";
+
     fn core(&self) -> &ConsumerCore {
         &self.core
-    }
-
-    fn name(&self) -> &'static str {
-        "lite pull consumer"
     }
 
     fn wake(&self) {
@@ -150,7 +138,8 @@ impl Inner {
         let inner = Inner::new(core, config, mode, subscriptions);
         // Registering heartbeats at once: the broker must know the group
         // before it lists it for the rebalance or accepts its offsets.
-        inner.core.register(Registration::new(&inner)).await?;
+        let registration = Registration::new(inner.core.group(), &inner);
+        inner.core.register(registration).await?;
         let consumer = LitePullConsumer::new(inner.clone());
         let group = inner.core.group();
         match mode {

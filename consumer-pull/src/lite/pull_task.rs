@@ -10,10 +10,10 @@ use rmq_client_core::PullStatus;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::{MessageExt, MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
-use tracing::{Instrument, debug, info_span, trace, warn};
+use tracing::{Instrument, debug, trace, warn};
 
 use rmq_consumer_base::{
-    Expression, PullSpec, SubscriptionSource, filter_pulled, offsets, pull_header,
+    Expression, PullSpec, SubscriptionSource, filter_pulled, offsets, pull_header, queue_span,
 };
 use rmq_protocol::names;
 
@@ -34,7 +34,7 @@ pub(crate) fn spawn(
     cancel: CancellationToken,
     start: Option<i64>,
 ) {
-    let span = info_span!("pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
+    let span = queue_span(&mq);
     let task = PullTask {
         inner: inner.clone(),
         mq,

@@ -1,52 +1,27 @@
-//! [`Registration`]: the lite pull consumer as the client instance sees it
-//! (heartbeat data, group membership changes).
+//! The lite pull consumer as its client instance sees it
+//! ([`Registered`]): the heartbeat entry and group membership changes.
 
-use std::sync::{Arc, Weak};
-
-use rmq_client_core::ConsumerHandle;
+use rmq_consumer_base::Registered;
 use rmq_protocol::body::{ConsumeType, ConsumerData};
 
 use crate::lite::inner::Inner;
 
-/// Registered in the client instance; holds the consumer weakly.
-pub(crate) struct Registration {
-    group: String,
-    inner: Weak<Inner>,
-}
+impl Registered for Inner {
+    const CONSUME_TYPE: ConsumeType = ConsumeType::ConsumeActively;
 
-impl Registration {
-    pub(crate) fn new(inner: &Arc<Inner>) -> Arc<Self> {
-        Arc::new(Registration {
-            group: inner.core.group().to_owned(),
-            inner: Arc::downgrade(inner),
-        })
-    }
-}
-
-impl ConsumerHandle for Registration {
     fn consumer_data(&self) -> ConsumerData {
-        let Some(inner) = self.inner.upgrade() else {
-            return ConsumerData {
-                group_name: self.group.clone(),
-                consume_type: ConsumeType::ConsumeActively,
-                ..ConsumerData::default()
-            };
-        };
-        let subscriptions = inner
+        let subscriptions = self
             .state()
             .subscriptions
             .values()
             .map(|s| (**s).clone())
             .collect();
-        inner
-            .config
+        self.config
             .options
-            .consumer_data(ConsumeType::ConsumeActively, subscriptions)
+            .consumer_data(Self::CONSUME_TYPE, subscriptions)
     }
 
     fn notify_ids_changed(&self) {
-        if let Some(inner) = self.inner.upgrade() {
-            inner.trigger.notify();
-        }
+        self.trigger.notify();
     }
 }

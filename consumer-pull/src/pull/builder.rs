@@ -31,7 +31,7 @@ pub struct PullConsumerBuilder {
     client: ClientConfigSource,
 }
 
-rmq_consumer_base::group_setters!(PullConsumerBuilder);
+rmq_consumer_base::group_setters!(PullConsumerBuilder, PullConsumerConfig);
 
 impl PullConsumerBuilder {
     /// Announces `topic` in heartbeats with a `*` subscription (Java
@@ -61,11 +61,6 @@ impl PullConsumerBuilder {
         self
     }
 
-    /// The settings so far.
-    pub fn config(&self) -> &PullConsumerConfig {
-        &self.config
-    }
-
     /// Starts the consumer: validates the settings, starts (or shares) the
     /// client instance, loads the offset store and registers the group.
     ///
@@ -76,9 +71,8 @@ impl PullConsumerBuilder {
     /// group is already registered in this process;
     /// [`Error::OffsetStore`](crate::Error::OffsetStore) when the local offset store cannot be used.
     pub async fn start(self) -> Result<PullConsumer> {
-        self.config.validate()?;
-        let client = self.client.resolve()?;
-        Inner::start(self.config, client).await
+        let (config, client) = self.into_parts()?;
+        Inner::start(config, client).await
     }
 }
 

@@ -6,8 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use rmq_client_core::PullStatus;
 use rmq_client_core::api::PULL_TIMEOUT_OVERHEAD;
-use rmq_client_core::{ClientInstance, PullStatus};
 use rmq_consumer_base::{DropGuard, Expression, offsets};
 use rmq_offset_store::{PersistMode, ReadOffsetType};
 use rmq_protocol::{MessageExt, MessageQueue};
@@ -78,15 +78,16 @@ pub struct PullConsumer {
 
 impl fmt::Debug for PullConsumer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = self.inner();
         f.debug_struct("PullConsumer")
-            .field("group", &inner.core.group())
-            .field("client_id", &inner.core.instance().client_id())
-            .field("model", &inner.config.message_model())
-            .field("shut_down", &inner.core.is_closed())
+            .field("group", &self.group())
+            .field("client_id", &self.client_id())
+            .field("model", &self.config().message_model())
+            .field("shut_down", &self.is_shutdown())
             .finish()
     }
 }
+
+rmq_consumer_base::handle_getters!(PullConsumer, Inner, PullConsumerConfig);
 
 impl PullConsumer {
     /// A builder with the Java client's defaults.
@@ -94,46 +95,10 @@ impl PullConsumer {
         PullConsumerBuilder::default()
     }
 
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
-        PullConsumer {
-            guard: Arc::new(DropGuard::new(inner)),
-        }
-    }
-
-    fn inner(&self) -> &Inner {
-        self.guard.inner()
-    }
-
     fn check_running(&self) -> Result<&Inner> {
         let inner = self.inner();
         inner.core.check_open()?;
         Ok(inner)
-    }
-
-    /// The consumer's settings.
-    pub fn config(&self) -> &PullConsumerConfig {
-        &self.inner().config
-    }
-
-    /// The consumer group.
-    pub fn group(&self) -> &str {
-        self.inner().core.group()
-    }
-
-    /// This client's id (`ip@instance`).
-    pub fn client_id(&self) -> &str {
-        self.inner().core.instance().client_id()
-    }
-
-    /// The client instance the consumer runs on.
-    pub fn client_instance(&self) -> &ClientInstance {
-        self.inner().core.instance()
-    }
-
-    /// Whether [`shutdown`](Self::shutdown) ran (or the consumer was
-    /// dropped).
-    pub fn is_shutdown(&self) -> bool {
-        self.inner().core.is_closed()
     }
 
     /// The readable queues of `topic`, sorted, from a fresh route (Java

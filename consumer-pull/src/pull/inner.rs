@@ -2,14 +2,13 @@
 //! sequence, the pull and send-back calls, persisting and shutdown.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rmq_client_core::{ClientConfig, now_ms};
 use rmq_consumer_base::{
-    ConsumerCore, Expression, Guarded, HeartbeatGate, PullSpec, SubscriptionSource, filter_pulled,
-    offsets, pull_header,
+    ConsumerCore, Expression, Guarded, HeartbeatGate, PullSpec, Registration, SubscriptionSource,
+    filter_pulled, offsets, pull_header,
 };
 use rmq_offset_store::PersistMode;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
@@ -19,7 +18,6 @@ use tracing::{debug, info, trace};
 use crate::error::{Error, Result};
 use crate::pull::config::PullConsumerConfig;
 use crate::pull::consumer::{PullConsumer, PullResult};
-use crate::pull::registration::Registration;
 
 /// How long shutdown waits for the persist loop to stop.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
@@ -44,21 +42,11 @@ pub(crate) struct Inner {
     suggested: Mutex<HashMap<MessageQueue, i64>>,
 }
 
-impl fmt::Debug for Inner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inner")
-            .field("core", &self.core)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Guarded for Inner {
+    const NAME: &'static str = "pull consumer";
+
     fn core(&self) -> &ConsumerCore {
         &self.core
-    }
-
-    fn name(&self) -> &'static str {
-        "pull consumer"
     }
 }
 
@@ -78,7 +66,8 @@ impl Inner {
                 heartbeat: HeartbeatGate::default(),
                 suggested: Mutex::new(HashMap::new()),
             });
-            inner.core.register(Registration::new(&inner)).await?;
+            let registration = Registration::new(inner.core.group(), &inner);
+            inner.core.register(registration).await?;
             inner.spawn_persist_loop();
             info!(
                 group = inner.core.group(),

@@ -1,52 +1,30 @@
-//! [`Registration`]: the explicit pull consumer as the client instance sees
-//! it (heartbeat data).
+//! The explicit pull consumer as its client instance sees it
+//! ([`Registered`]): the heartbeat entry.
 
-use std::sync::{Arc, Weak};
-
-use rmq_client_core::ConsumerHandle;
-use rmq_consumer_base::Expression;
+use rmq_consumer_base::{Expression, Registered};
 use rmq_protocol::body::{ConsumeFromWhere, ConsumeType, ConsumerData};
 
 use crate::pull::inner::Inner;
 
-/// Registered in the client instance; holds the consumer weakly.
-pub(crate) struct Registration {
-    group: String,
-    inner: Weak<Inner>,
-}
+impl Registered for Inner {
+    const CONSUME_TYPE: ConsumeType = ConsumeType::ConsumeActively;
 
-impl Registration {
-    pub(crate) fn new(inner: &Arc<Inner>) -> Arc<Self> {
-        Arc::new(Registration {
-            group: inner.core.group().to_owned(),
-            inner: Arc::downgrade(inner),
-        })
-    }
-}
-
-impl ConsumerHandle for Registration {
+    /// The registered topics with a `*` subscription; Java's pull consumer
+    /// announces LAST as where it consumes from (it starts nowhere itself).
     fn consumer_data(&self) -> ConsumerData {
-        let Some(inner) = self.inner.upgrade() else {
-            return ConsumerData {
-                group_name: self.group.clone(),
-                consume_type: ConsumeType::ConsumeActively,
-                ..ConsumerData::default()
-            };
-        };
-        let version = inner.core.started_at_ms();
-        let subscriptions = inner
+        let version = self.core.started_at_ms();
+        let subscriptions = self
             .config
             .register_topics
             .iter()
             .map(|t| Expression::all().to_subscription(t, version))
             .collect();
         ConsumerData {
-            // Java's pull consumer announces LAST; it starts nowhere itself.
             consume_from_where: ConsumeFromWhere::ConsumeFromLastOffset,
-            ..inner
+            ..self
                 .config
                 .options
-                .consumer_data(ConsumeType::ConsumeActively, subscriptions)
+                .consumer_data(Self::CONSUME_TYPE, subscriptions)
         }
     }
 }

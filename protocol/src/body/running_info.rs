@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::de::{mq_fastjson_text, parse_mq_key};
+use super::heartbeat::ConsumerData;
 use super::subscription::SubscriptionData;
 use crate::error::{Error, Result};
 use crate::queue::MessageQueue;
@@ -118,6 +119,20 @@ where
 }
 
 impl ConsumerRunningInfo {
+    /// The running info a consumer without process queues reports: its
+    /// subscriptions and its consume type (`PROP_CONSUME_TYPE`).
+    pub fn of_consumer(data: ConsumerData) -> Self {
+        let mut info = ConsumerRunningInfo {
+            subscription_set: data.subscription_data_set,
+            ..ConsumerRunningInfo::default()
+        };
+        info.properties.insert(
+            PROP_CONSUME_TYPE.to_owned(),
+            data.consume_type.as_str().to_owned(),
+        );
+        info
+    }
+
     /// Decodes the body (fastjson object keys accepted).
     ///
     /// # Errors
