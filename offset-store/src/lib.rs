@@ -50,3 +50,4 @@ pub use model::offset_store_for;
 pub use remote::RemoteBrokerOffsetStore;
 pub use start::{ConsumeFrom, StartFallback, start_fallback};
 pub use store::{OffsetStore, PersistMode, ReadOffsetType};
+pub use table::OffsetTable;

@@ -13,10 +13,14 @@ struct Entry {
     frozen: bool,
 }
 
-/// Queue → offset under one std mutex, held only for map operations (never
-/// across an `.await`, never while doing I/O).
+/// The in-memory half of an offset store: queue → next offset to consume,
+/// with the Java semantics (increase-only updates, frozen offsets), under
+/// one std mutex held only for map operations (never across an `.await`,
+/// never while doing I/O). Both built-in stores use it; a store of one's own
+/// (see [`OffsetStore`](crate::OffsetStore)) can too, and only add the
+/// backing storage.
 #[derive(Debug, Default)]
-pub(crate) struct OffsetTable {
+pub struct OffsetTable {
     map: Mutex<HashMap<MessageQueue, Entry>>,
 }
 
@@ -29,7 +33,7 @@ impl OffsetTable {
 
     /// Java `updateOffset`: inserts when absent; otherwise sets (or raises,
     /// with `increase_only`) unless frozen.
-    pub(crate) fn update(&self, mq: &MessageQueue, offset: i64, increase_only: bool) {
+    pub fn update(&self, mq: &MessageQueue, offset: i64, increase_only: bool) {
         let mut map = self.lock();
         match map.get_mut(mq) {
             Some(entry) if entry.frozen => {}
@@ -53,7 +57,7 @@ impl OffsetTable {
     }
 
     /// Java `updateAndFreezeOffset`: sets and freezes, frozen or not.
-    pub(crate) fn update_and_freeze(&self, mq: &MessageQueue, offset: i64) {
+    pub fn update_and_freeze(&self, mq: &MessageQueue, offset: i64) {
         self.lock().insert(
             mq.clone(),
             Entry {
@@ -65,7 +69,7 @@ impl OffsetTable {
 
     /// Replaces the entry (not frozen), frozen or not: what loading a file
     /// does (Java `offsetTable.put`).
-    pub(crate) fn put(&self, mq: MessageQueue, offset: i64) {
+    pub fn put(&self, mq: MessageQueue, offset: i64) {
         self.lock().insert(
             mq,
             Entry {
@@ -75,15 +79,18 @@ impl OffsetTable {
         );
     }
 
-    pub(crate) fn get(&self, mq: &MessageQueue) -> Option<i64> {
+    /// The offset of `mq`, if any.
+    pub fn get(&self, mq: &MessageQueue) -> Option<i64> {
         self.lock().get(mq).map(|e| e.offset)
     }
 
-    pub(crate) fn remove(&self, mq: &MessageQueue) -> Option<i64> {
+    /// Forgets `mq` (and its frozen flag); returns its offset.
+    pub fn remove(&self, mq: &MessageQueue) -> Option<i64> {
         self.lock().remove(mq).map(|e| e.offset)
     }
 
-    pub(crate) fn snapshot(&self, topic: Option<&str>) -> HashMap<MessageQueue, i64> {
+    /// A copy of the offsets, of one topic or (`None`) of all.
+    pub fn snapshot(&self, topic: Option<&str>) -> HashMap<MessageQueue, i64> {
         self.lock()
             .iter()
             .filter(|(mq, _)| topic.is_none_or(|t| mq.topic == t))
@@ -93,7 +100,7 @@ impl OffsetTable {
 
     /// The offsets of the queues in `held` (sorted by queue), without
     /// changing the table.
-    pub(crate) fn offsets_of(&self, held: &HashSet<&MessageQueue>) -> Vec<(MessageQueue, i64)> {
+    pub fn offsets_of(&self, held: &HashSet<&MessageQueue>) -> Vec<(MessageQueue, i64)> {
         let mut out: Vec<(MessageQueue, i64)> = self
             .lock()
             .iter()
@@ -107,7 +114,7 @@ impl OffsetTable {
     /// Like [`offsets_of`](Self::offsets_of), and removes every entry of a
     /// queue not in `held`; returns (kept offsets, removed queues), both
     /// sorted.
-    pub(crate) fn retain_held(
+    pub fn retain_held(
         &self,
         held: &HashSet<&MessageQueue>,
     ) -> (Vec<(MessageQueue, i64)>, Vec<MessageQueue>) {

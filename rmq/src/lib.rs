@@ -54,6 +54,15 @@ pub use rmq_consumer_pull::{
     PullConsumerBuilder, PullStatus,
 };
 
+/// What every consumer shares (subscriptions, group options, lifecycle).
+#[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
+pub use rmq_consumer_base as consumer_base;
+/// Consumer offset stores: the built-in ones and the trait for one's own.
+#[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
+pub use rmq_offset_store as offset_store;
+#[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
+pub use rmq_offset_store::{OffsetStore, OffsetTable, PersistMode, ReadOffsetType};
+
 /// What the common case needs: `use rmq::prelude::*;`.
 pub mod prelude {
     pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};

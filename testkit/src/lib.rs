@@ -20,8 +20,10 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "remoting")]
 pub mod admin;
 mod broker;
+#[cfg(feature = "client")]
 pub mod client;
 mod names;
 pub mod proxy;
