@@ -8,7 +8,9 @@
 #   resolve from Maven; exact versions like "5.5.0 4.9.7" work too) it (re)starts the local RocketMQ
 #   with scripts/rocketmq-local.sh, exports NAMESRV_ADDR / RMQ_BROKER_ADDR / RMQ_VERSION and runs
 #   `cargo test --workspace ARGS` for the first version, `cargo test --workspace --test '*' ARGS`
-#   (integration tests only) for the others. Stops at the first failure.
+#   (integration tests only) for the others, then, as a step of its own, the tests that stop or
+#   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
+#   client-core `broker_stop`, remoting `broker_restart`). Stops at the first failure.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -38,7 +40,8 @@ reachable() { # host:port
 if [[ -n "${NAMESRV_ADDR:-}" ]]; then
   if reachable "$NAMESRV_ADDR"; then
     say "using the RocketMQ at NAMESRV_ADDR=$NAMESRV_ADDR (RMQ_VERSIONS not used)"
-    exec cargo test --workspace "$@"
+    cargo test --workspace "$@"
+    exec cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored
   fi
   say "NAMESRV_ADDR=$NAMESRV_ADDR does not answer; using a local RocketMQ instead"
   unset NAMESRV_ADDR
@@ -92,6 +95,13 @@ for v in "${exact[@]}"; do
   rc=0
   "${cmd[@]}" || rc=$?
   summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
+  if [[ "$rc" == 0 ]]; then
+    # Broker faults last and alone: these tests stop and restart local brokers.
+    faults=(cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored)
+    say "running: ${faults[*]}"
+    "${faults[@]}" || rc=$?
+    summary+=("RocketMQ $v: broker-fault step -> exit $rc")
+  fi
   if [[ "$rc" != 0 ]]; then
     printf 'test.sh: %s\n' "${summary[@]}" >&2
     exit "$rc"

@@ -107,7 +107,12 @@ async fn send_then_pull_and_queue_offsets() {
         .await
         .unwrap();
 
-        assert_eq!(i.get_max_offset(addr, &topic, 0, None).await.unwrap(), 3);
+        // The consume queue is written asynchronously after the store: wait
+        // for it, no fixed delay.
+        poll_until(10, "three messages in queue 0", || async {
+            i.get_max_offset(addr, &topic, 0, None).await.unwrap() == 3
+        })
+        .await;
         poll_until(10, "oneway message stored", || async {
             i.get_max_offset(addr, &topic, 1, None).await.unwrap() == 1
         })

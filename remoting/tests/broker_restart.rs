@@ -14,6 +14,7 @@ use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use rmq_testkit::{BROKER_A, admin, unique_name};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "stops a local broker: run alone by the broker-fault step of scripts/test.sh (cargo test -- --ignored)"]
 async fn killing_the_broker_fails_pending_calls_promptly_and_calls_recover() {
     // Run the scenario in its own task so that, whatever happens, broker-a is
     // started again before this test reports (later test binaries need it).
