@@ -1,5 +1,5 @@
-//! `UNIQ_KEY` message ids in the Java client's shape (remoting-protocol.md
-//! §4.9), from one generator per process as in Java
+//! `UNIQ_KEY` message ids in the Java client's shape (Java
+//! `MessageClientIDSetter.createUniqID`), from one generator per process as in Java
 //! (`MessageClientIDSetter` is static).
 
 use std::collections::hash_map::RandomState;

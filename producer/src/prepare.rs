@@ -1,7 +1,7 @@
 //! Turning a [`Message`] (or a batch) into what goes on the wire: the
 //! `UNIQ_KEY`/`WAIT` properties, the properties string, the (compressed or
 //! batch-encoded) body and the SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE header
-//! (remoting-protocol.md §2.4.1, §4.11). Pure functions, no I/O.
+//! (Java `SendMessageRequestHeaderV2`, `MessageDecoder.encodeMessages`). Pure functions, no I/O.
 
 use std::collections::HashMap;
 
@@ -105,7 +105,7 @@ fn checked_properties(props: &HashMap<String, String>) -> Result<String> {
 /// Validates and stamps a batch and encodes it (Java `MessageBatch`): every
 /// message gets its own `UNIQ_KEY`; the header's properties carry only
 /// `WAIT` (a batch-level `UNIQ_KEY` would overwrite the inner ids on 4.9.x
-/// brokers, remoting-protocol.md §4.11); no compression.
+/// brokers, Java `MessageBatch.encode`); no compression.
 ///
 /// # Errors
 ///

@@ -1,5 +1,5 @@
 //! The send path: queue choice, one attempt, and the retry loop of Java's
-//! `sendDefaultImpl` (remoting-protocol.md §5.7). No lock is held across an
+//! `sendDefaultImpl` (Java `DefaultMQProducerImpl`). No lock is held across an
 //! await; every await is bounded by the send's deadline.
 
 use std::future::Future;

@@ -164,7 +164,7 @@ fn expected(s: &Stored, encoded_len: usize) -> MessageExt {
     want
 }
 
-/// A hand-written parser of the batch layout (remoting-protocol.md §4.11),
+/// A hand-written parser of the batch layout (Java `MessageDecoder.encodeMessages`),
 /// independent of the crate's decoder.
 fn hand_decode_batch(mut b: &[u8]) -> Vec<(i32, Vec<u8>, Vec<u8>)> {
     fn i32_at(b: &[u8], at: usize) -> i32 {

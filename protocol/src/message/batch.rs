@@ -1,4 +1,4 @@
-//! The send-side batch encoding (remoting-protocol.md §4.11), also the body of
+//! The send-side batch encoding (Java `MessageDecoder.encodeMessages`), also the body of
 //! a 5.x inner-batch container (§4.10).
 //!
 //! Each record: TOTALSIZE i32 ‖ MAGICCODE i32 (0) ‖ BODYCRC i32 (0) ‖ FLAG i32

@@ -1,4 +1,4 @@
-//! Body compression (remoting-protocol.md §4.3): zlib, LZ4 frame and
+//! Body compression (Java `UtilAll.compress` and the `CompressionType` of `MessageSysFlag` bits 8–10): zlib, LZ4 frame and
 //! Zstandard, selected by sysFlag bits 8–10.
 //!
 //! Decompression is always bounded: a body that inflates past the limit is an

@@ -1,4 +1,4 @@
-//! Body CRC (remoting-protocol.md §4.5).
+//! Body CRC (Java `UtilAll.crc32` of the body, stored in `BODYCRC`).
 
 /// The BODYCRC of a stored body: CRC-32 (IEEE, Java `java.util.zip.CRC32`) of
 /// the body *as stored* (after compression), masked with `0x7FFFFFFF` (Java

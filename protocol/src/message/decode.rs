@@ -1,4 +1,4 @@
-//! Decoding stored messages (remoting-protocol.md §4.1): the body of a
+//! Decoding stored messages (Java `MessageDecoder.decode`): the body of a
 //! PULL_MESSAGE response (records back to back), of CONSUME_MESSAGE_DIRECTLY
 //! and of CHECK_TRANSACTION_STATE.
 //!
@@ -234,7 +234,7 @@ impl Iterator for StoredMessages<'_> {
 
 impl FusedIterator for StoredMessages<'_> {}
 
-/// Splits a 5.x inner-batch container (remoting-protocol.md §4.10) into its
+/// Splits a 5.x inner-batch container (Java `MessageDecoder.decodeMessages` of a `MessageSysFlag.INNER_BATCH_FLAG` record) into its
 /// messages: each has its own flag, body (a zero-copy slice of the
 /// container's body) and properties, `msg_id` from its `UNIQ_KEY`, and the
 /// container's topic, queue id, hosts, timestamps, commit-log offset, offset

@@ -1,4 +1,4 @@
-//! Encoding the stored format (remoting-protocol.md §4.1), as a broker writes
+//! Encoding the stored format (Java `MessageDecoder.encode`, the layout of `CommitLog`), as a broker writes
 //! it. For tests, fake brokers and tools: clients never send this format.
 
 use bytes::{BufMut, Bytes, BytesMut};

@@ -1,4 +1,4 @@
-//! Message ids (remoting-protocol.md §4.9): the offset message id (store host
+//! Message ids (Java `MessageDecoder.createMessageId` and `MessageClientIDSetter`): the offset message id (store host
 //! + commit-log offset) and the client-side `UNIQ_KEY`.
 //!
 //! Nothing here reads a clock: the caller passes the time in.

@@ -1,6 +1,6 @@
 //! Messages: [`Message`] (what a producer sends), [`MessageExt`] (what the
 //! broker stored and returns), the properties string, stored-message and
-//! batch encodings, compression and message ids (remoting-protocol.md §4).
+//! batch encodings, compression and message ids.
 //!
 //! | file | what |
 //! |---|---|

@@ -131,7 +131,7 @@ impl Message {
         self.property(property::WAIT) != Some("false")
     }
 
-    /// The properties string (remoting-protocol.md §4.7) for the send header.
+    /// The properties string (Java `MessageDecoder.messageProperties2String`) for the send header.
     ///
     /// # Errors
     ///

@@ -1,4 +1,4 @@
-//! The properties string (remoting-protocol.md §4.7): `name 0x01 value 0x02`
+//! The properties string (Java `MessageDecoder.messageProperties2String` / `string2messageProperties`): `name 0x01 value 0x02`
 //! for every pair, including the last.
 
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //!
 //! System properties live in the same map as user properties; these are the
 //! names the client, the broker and the Java client agree on. Reference:
-//! remoting-protocol.md §4.8.
+//! Java `MessageConst`.
 
 /// The message's single tag (`PROPERTY_TAGS`).
 pub const TAGS: &str = "TAGS";

@@ -1,4 +1,4 @@
-//! Message system-flag bits (Java `MessageSysFlag`), remoting-protocol.md §4.2.
+//! Message system-flag bits (Java `MessageSysFlag`).
 //!
 //! The same bit field is used in stored messages (SYSFLAG), in
 //! [`MessageExt::sys_flag`](super::MessageExt::sys_flag) and in the send
@@ -53,7 +53,7 @@ pub const fn reset_transaction_type(flag: i32, ty: i32) -> i32 {
 }
 
 /// Whether `flag` marks a 5.x inner-batch container to unwrap (both
-/// [`INNER_BATCH`] and [`NEED_UNWRAP`] set), remoting-protocol.md §4.10.
+/// [`INNER_BATCH`] and [`NEED_UNWRAP`] set; Java `MessageSysFlag.INNER_BATCH_FLAG`, `NEED_UNWRAP_FLAG`).
 pub const fn is_inner_batch(flag: i32) -> bool {
     flag & (INNER_BATCH | NEED_UNWRAP) == INNER_BATCH | NEED_UNWRAP
 }
