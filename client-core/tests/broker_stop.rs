@@ -3,12 +3,10 @@
 //! test processes using broker-b at the same moment will see it go away.
 //! Kept in its own test binary, named to run last.
 
-mod support;
-
 use std::time::Duration;
 
 use rmq_client_core::ClientInstance;
-use support::{create_topic_on, poll_until, within};
+use rmq_testkit::client::{create_topic_on, poll_until, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "stops a local broker: run alone by the broker-fault step of scripts/test.sh (cargo test -- --ignored)"]

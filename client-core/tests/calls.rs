@@ -1,8 +1,6 @@
 //! The typed broker calls against the real broker: send, pull, offsets,
 //! locks, create topic, consumer list.
 
-mod support;
-
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,7 +12,7 @@ use rmq_protocol::header::{
 };
 use rmq_protocol::message::{encode_properties, property};
 use rmq_protocol::{MessageQueue, ResponseCode};
-use support::{create_topic, instance, poll_until, within};
+use rmq_testkit::client::{create_topic, instance, poll_until, within};
 
 fn send_header(
     topic: &str,
@@ -182,9 +180,12 @@ async fn consumer_offset_round_trip() {
         // 5.x brokers store offsets only for an existing subscription group;
         // a consumer's heartbeat creates it (autoCreateSubscriptionGroup).
         i.route(&topic).await.unwrap();
-        i.register_consumer(&group, support::TestConsumer::new(&group, &topic))
-            .await
-            .unwrap();
+        i.register_consumer(
+            &group,
+            rmq_testkit::client::TestConsumer::new(&group, &topic),
+        )
+        .await
+        .unwrap();
         let query = |queue_id| QueryConsumerOffsetRequestHeader {
             consumer_group: group.clone(),
             topic: topic.clone(),

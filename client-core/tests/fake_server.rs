@@ -2,8 +2,6 @@
 //! name-server failover, heartbeat timing and UNREGISTER_CLIENT at
 //! shutdown, observed on the wire.
 
-mod support;
-
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -11,7 +9,7 @@ use rmq_client_core::{ClientConfig, ClientInstance};
 use rmq_protocol::body::HeartbeatData;
 use rmq_protocol::header::UnregisterClientRequestHeader;
 use rmq_protocol::{RemotingCodec, RemotingCommand, RequestCode, ResponseCode};
-use support::within;
+use rmq_testkit::client::within;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::codec::Framed;

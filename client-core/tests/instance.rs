@@ -1,12 +1,10 @@
 //! ClientInstance against the real broker: routes, heartbeats,
 //! unregistration and NOTIFY_CONSUMER_IDS_CHANGED.
 
-mod support;
-
 use std::sync::Arc;
 
 use rmq_client_core::{ClientInstance, Error};
-use support::{TestConsumer, create_topic, instance, poll_until, within};
+use rmq_testkit::client::{TestConsumer, create_topic, instance, poll_until, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn route_of_a_topic_created_after_start_is_found_on_demand() {
@@ -193,7 +191,7 @@ async fn a_second_member_notifies_the_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_instance_per_client_id() {
     within(60, "sharing test", async {
-        let config = support::config("shared").await;
+        let config = rmq_testkit::client::config("shared").await;
         let a = ClientInstance::get_or_start(config.clone()).unwrap();
         let b = ClientInstance::get_or_start(config).unwrap();
         assert_eq!(a.users(), 2);

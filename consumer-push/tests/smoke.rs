@@ -108,11 +108,8 @@ async fn thousand_messages_over_four_queues_consumed_once() {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        // Give duplicates a chance to show up, then wait for the commits.
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        for snap in consumer.inspect() {
-            assert_eq!(snap.count, 0, "{snap:?}");
-        }
+        // Every queue empty and committed up to where it pulled.
+        wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
         consumer
             .shutdown()
@@ -255,7 +252,7 @@ async fn failed_messages_come_back_once_via_retry() {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
 
         let log = log.lock().unwrap().clone();
@@ -465,4 +462,28 @@ async fn broadcasting_delivers_everything_to_every_member() {
         remoting.shutdown().await;
     })
     .await;
+}
+
+/// Waits (bounded) until every assigned queue holds nothing and its
+/// committed offset reached the offset it pulls next: everything pulled was
+/// consumed (or handed back) and committed. A queue that never consumed has
+/// nothing to commit.
+async fn wait_all_committed(consumer: &PushConsumer) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let snaps = consumer.inspect();
+        let done = snaps.iter().all(|s| {
+            s.count == 0
+                && s.committed_offset
+                    .is_none_or(|c| Some(c) == s.next_pull_offset)
+        });
+        if done {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not everything committed: {snaps:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

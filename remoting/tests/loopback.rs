@@ -431,8 +431,17 @@ async fn write_queue_backpressure_does_not_deadlock() {
             })
             .collect();
         let peer = server.accept().await;
-        // Let the socket buffers and the write queue fill up before reading.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Before reading, wait until the client is well ahead of the reader:
+        // at least half a body unread in the socket (the write queue behind
+        // it is then full too).
+        let mut unread = vec![0u8; 128 * 1024];
+        tokio::time::timeout(STEP, async {
+            while peer.get_ref().peek(&mut unread).await.unwrap() < unread.len() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the client wrote ahead of the reader");
         let serve = serve_echo(peer);
         for result in join_all(calls).await {
             assert_eq!(result.unwrap().unwrap().body.len(), body.len());
@@ -484,11 +493,17 @@ async fn shutdown_closes_everything_and_later_calls_fail() {
         let mut server = TestServer::start().await;
         let client = client();
         // A handler that never finishes must not keep shutdown waiting.
+        let arrived = Arc::new(tokio::sync::Notify::new());
+        let seen = arrived.clone();
         client.register_handler(
             RequestCode::GET_CONSUMER_RUNNING_INFO,
-            Arc::new(|_: &str, _req: RemotingCommand| async {
-                std::future::pending::<()>().await;
-                None
+            Arc::new(move |_: &str, _req: RemotingCommand| {
+                let seen = seen.clone();
+                async move {
+                    seen.notify_one();
+                    std::future::pending::<()>().await;
+                    None
+                }
             }),
         );
         let call = tokio::spawn({
@@ -502,7 +517,10 @@ async fn shutdown_closes_everything_and_later_calls_fail() {
             RemotingCommand::new_request(RequestCode::GET_CONSUMER_RUNNING_INFO).with_opaque(9),
         )
         .await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // The handler runs: the request reached the client.
+        tokio::time::timeout(STEP, arrived.notified())
+            .await
+            .expect("the broker request reached the handler");
 
         tokio::time::timeout(STEP, client.shutdown())
             .await

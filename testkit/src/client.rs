@@ -1,18 +1,20 @@
-//! Helpers for tests of the crates above `rmq-client-core`: bounded waits, a
-//! fresh [`ClientInstance`] on the test broker, topic creation and the
-//! smallest [`ConsumerHandle`].
+//! Helpers for the tests of `rmq-client-core` and the crates above it:
+//! bounded waits, a fresh [`ClientInstance`] on the test broker, topic
+//! creation and the smallest [`ConsumerHandle`].
 //!
-//! (`rmq-client-core`'s own tests keep their copies: this module depends on
-//! it, so its tests would see a second build of its types.)
+//! (`rmq-client-core`'s integration tests use it too: they link the same
+//! build of the crate as this module; only its unit tests could not.)
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle};
 use rmq_protocol::body::{
     ConsumeFromWhere, ConsumeType, ConsumerData, ExpressionType, MessageModel, SubscriptionData,
 };
+use tokio::sync::Notify;
 
 /// Runs `f`, failing the test when it takes longer than `secs` seconds.
 ///
@@ -61,6 +63,21 @@ where
     }
 }
 
+/// A config for the test broker (started if needed) with a unique instance
+/// name from `tag`.
+///
+/// # Panics
+///
+/// When the config is invalid.
+pub async fn config(tag: &str) -> ClientConfig {
+    let broker = crate::broker().await;
+    ClientConfig::builder()
+        .namesrv_addr(&broker.namesrv_addr)
+        .instance_name(crate::unique_name(tag))
+        .build()
+        .expect("valid config")
+}
+
 /// A fresh instance (own client id: a unique instance name from `tag`) on
 /// the test broker, which is started if needed.
 ///
@@ -68,13 +85,7 @@ where
 ///
 /// When the config is invalid or the instance does not start.
 pub async fn instance(tag: &str) -> ClientInstance {
-    let broker = crate::broker().await;
-    let config = ClientConfig::builder()
-        .namesrv_addr(&broker.namesrv_addr)
-        .instance_name(crate::unique_name(tag))
-        .build()
-        .expect("valid config");
-    ClientInstance::get_or_start(config).expect("instance starts")
+    ClientInstance::get_or_start(config(tag).await).expect("instance starts")
 }
 
 /// Creates `topic` with `queues` queues on the test broker (through the
@@ -85,10 +96,26 @@ pub async fn instance(tag: &str) -> ClientInstance {
 /// When the topic cannot be created.
 pub async fn create_topic(instance: &ClientInstance, topic: &str, queues: i32) {
     let broker = crate::broker().await;
+    create_topic_on(instance, &broker.broker_addr, topic, queues).await;
+}
+
+/// Creates `topic` with `queues` queues on the broker at `broker_addr` and
+/// waits for its route.
+///
+/// # Panics
+///
+/// When the topic cannot be created.
+pub async fn create_topic_on(
+    instance: &ClientInstance,
+    broker_addr: &str,
+    topic: &str,
+    queues: i32,
+) {
+    let broker = crate::broker().await;
     crate::admin::create_topic(
         instance.remoting(),
         &broker.namesrv_addr,
-        &broker.broker_addr,
+        broker_addr,
         topic,
         queues,
     )
@@ -98,11 +125,14 @@ pub async fn create_topic(instance: &ClientInstance, topic: &str, queues: i32) {
 
 /// The smallest consumer an instance can register: a clustering consumer
 /// with one `*` subscription. Its heartbeat creates the subscription group,
-/// which 5.x brokers need before they store offsets.
+/// which 5.x brokers need before they store offsets. It counts and signals
+/// NOTIFY_CONSUMER_IDS_CHANGED.
 #[derive(Debug)]
 pub struct TestConsumer {
     group: String,
     topic: String,
+    notified: AtomicUsize,
+    notify: Notify,
 }
 
 impl TestConsumer {
@@ -111,7 +141,25 @@ impl TestConsumer {
         Arc::new(TestConsumer {
             group: group.to_owned(),
             topic: topic.to_owned(),
+            notified: AtomicUsize::new(0),
+            notify: Notify::new(),
         })
+    }
+
+    /// How many NOTIFY_CONSUMER_IDS_CHANGED arrived.
+    pub fn count(&self) -> usize {
+        self.notified.load(Ordering::SeqCst)
+    }
+
+    /// Waits until more than `seen` notifications arrived.
+    pub async fn wait_past(&self, seen: usize) {
+        loop {
+            let notified = self.notify.notified();
+            if self.count() > seen {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 
@@ -130,5 +178,10 @@ impl ConsumerHandle for TestConsumer {
             )],
             unit_mode: false,
         }
+    }
+
+    fn notify_ids_changed(&self) {
+        self.notified.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
     }
 }
