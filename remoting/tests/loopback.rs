@@ -431,13 +431,12 @@ async fn write_queue_backpressure_does_not_deadlock() {
             })
             .collect();
         let peer = server.accept().await;
-        // Before reading, wait until the client is well ahead of the reader:
-        // at least half a body unread in the socket (the write queue behind
-        // it is then full too).
-        let mut unread = vec![0u8; 128 * 1024];
+        // Before reading, wait until the client is ahead of the reader: a
+        // socket buffer's worth unread (the write queue behind it fills up).
+        let mut unread = vec![0u8; 32 * 1024];
         tokio::time::timeout(STEP, async {
             while peer.get_ref().peek(&mut unread).await.unwrap() < unread.len() {
-                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_millis(1)).await;
             }
         })
         .await
