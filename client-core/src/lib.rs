@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod auth;
 mod config;
 mod consumer;
 mod error;
@@ -37,6 +38,7 @@ mod route;
 pub use api::admin::{Connection, ProducerConnection};
 pub use api::pull::{PullResult, PullStatus};
 pub use api::send::{SendResult, SendStatus};
+pub use auth::{AUTH_FAILURE_BACKOFF, AclSigner, AuthRefusal, Credentials};
 pub use config::{
     ClientConfig, ClientConfigBuilder, DEFAULT_CONSUMER_GROUP, DEFAULT_INSTANCE_NAME,
     NAMESRV_ADDR_ENV,

@@ -59,6 +59,17 @@ impl Error {
         }
     }
 
+    /// Whether a broker refused the credentials or the user's permissions
+    /// ([`rmq_client_core::Error::is_auth`]).
+    pub fn is_auth(&self) -> bool {
+        match self {
+            Error::Client(e) => e.is_auth(),
+            Error::OffsetStore(e) => e.is_auth(),
+            Error::StartOffset { source, .. } => source.is_auth(),
+            Error::Config(_) | Error::BrokerNotFound { .. } | Error::Shutdown => false,
+        }
+    }
+
     /// Whether a call timed out.
     pub fn is_timeout(&self) -> bool {
         match self {

@@ -118,7 +118,11 @@ impl RemotingClient {
     ) -> Result<RemotingCommand> {
         self.prepare(addr, &mut request)?;
         let code = request.request_code();
-        let hook = self.options().rpc_hook().cloned();
+        let hook = self
+            .options()
+            .rpc_hook()
+            .filter(|h| h.observes_responses())
+            .cloned();
         let request_copy = hook.as_ref().map(|_| request.clone());
         let span = debug_span!("request", addr, code = ?code, opaque = field::Empty);
         let started = Instant::now();
