@@ -55,6 +55,8 @@ pub struct ClientConfig {
     persist_consumer_offset_interval: Duration,
     vip_channel_enabled: bool,
     credentials: Option<Credentials>,
+    #[cfg(feature = "tls")]
+    tls: Option<rmq_remoting::TlsConfig>,
     remoting: ClientOptions,
 }
 
@@ -75,7 +77,7 @@ impl fmt::Debug for ClientConfig {
             .field("vip_channel_enabled", &self.vip_channel_enabled)
             .field("credentials", &self.credentials)
             .field("remoting", &self.remoting)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -170,6 +172,13 @@ impl ClientConfig {
         self.credentials.as_ref()
     }
 
+    /// The TLS settings of every name-server and broker connection, if TLS
+    /// is on. Default: plaintext.
+    #[cfg(feature = "tls")]
+    pub fn tls(&self) -> Option<&rmq_remoting::TlsConfig> {
+        self.tls.as_ref()
+    }
+
     /// Options handed to the remoting client (connect timeout, RPC hook,
     /// serialization). Default: [`ClientOptions::default`].
     pub fn remoting_options(&self) -> &ClientOptions {
@@ -232,6 +241,8 @@ pub struct ClientConfigBuilder {
     persist_consumer_offset_interval: Option<Duration>,
     vip_channel_enabled: bool,
     credentials: Option<Credentials>,
+    #[cfg(feature = "tls")]
+    tls: Option<rmq_remoting::TlsConfig>,
     remoting: Option<ClientOptions>,
 }
 
@@ -361,6 +372,18 @@ impl ClientConfigBuilder {
         self
     }
 
+    /// Speaks TLS to every name server and broker (Java `useTLS`), with
+    /// the trust roots, client certificate and server name of `tls`; the
+    /// certificates are loaded by [`build`](Self::build). For brokers
+    /// started with `-Dtls.server.mode=enforcing` (or `permissive`).
+    ///
+    /// Default: plaintext.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: rmq_remoting::TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Remoting options (connect timeout, serialization, RPC hook). Default:
     /// [`ClientOptions::default`].
     pub fn remoting_options(mut self, options: ClientOptions) -> Self {
@@ -406,6 +429,20 @@ impl ClientConfigBuilder {
         if let Some(c) = &credentials {
             remoting = remoting.with_rpc_hook(Arc::new(AclSigner::new(c)));
         }
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let connector = tls.connector().map_err(|e| {
+                let mut text = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    text.push_str(": ");
+                    text.push_str(&s.to_string());
+                    source = s.source();
+                }
+                Error::Config(text)
+            })?;
+            remoting = remoting.with_tls(connector);
+        }
         let namesrv_addrs = match self.namesrv_addrs {
             Some(addrs) => addrs,
             None => std::env::var(NAMESRV_ADDR_ENV)
@@ -431,6 +468,8 @@ impl ClientConfigBuilder {
                 .unwrap_or(Duration::from_secs(5)),
             vip_channel_enabled: self.vip_channel_enabled,
             credentials,
+            #[cfg(feature = "tls")]
+            tls: self.tls,
             remoting,
         };
         validate(&config)?;

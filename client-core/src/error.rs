@@ -135,6 +135,19 @@ impl Error {
         }
     }
 
+    /// Whether a TLS certificate was rejected, by this client (the
+    /// server's is not trusted) or by the server (ours is missing or not
+    /// trusted); see [`rmq_remoting::Error::is_certificate_error`].
+    pub fn is_certificate_error(&self) -> bool {
+        match self {
+            Error::Remoting(e) => e.is_certificate_error(),
+            Error::NameServerUnavailable {
+                source: Some(e), ..
+            } => e.is_certificate_error(),
+            _ => false,
+        }
+    }
+
     /// The peer's response code, for [`Error::Broker`].
     pub fn response_code(&self) -> Option<ResponseCode> {
         match self {

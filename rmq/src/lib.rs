@@ -26,7 +26,10 @@ pub use rmq_client_core as client_core;
 pub use rmq_protocol as protocol;
 pub use rmq_remoting as remoting;
 
-pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
+pub use rmq_client_core::{ClientConfig, Credentials, SendResult, SendStatus};
+/// TLS settings (feature `tls`).
+#[cfg(feature = "tls")]
+pub use rmq_remoting::TlsConfig;
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 
 /// The producer layer.
@@ -56,7 +59,11 @@ pub use rmq_consumer_pull::{
 
 /// What the common case needs: `use rmq::prelude::*;`.
 pub mod prelude {
-    pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};
+    #[cfg(feature = "tls")]
+    pub use crate::TlsConfig;
+    pub use crate::{
+        ClientConfig, Credentials, Message, MessageExt, MessageQueue, SendResult, SendStatus,
+    };
     #[cfg(feature = "consumer-push")]
     pub use crate::{
         ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, OrderlyContext,
