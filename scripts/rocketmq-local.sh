@@ -36,13 +36,14 @@
 #   RMQ_SECOND_BROKER  1 = `start` also starts broker-b
 #   RMQ_START_TIMEOUT  seconds to wait for each process to become ready (default 120)
 #   RMQ_NAMESRV_PORT / RMQ_BROKER_A_PORT / RMQ_BROKER_B_PORT   ports (default 9876 / 10911 / 10921);
-#                      a broker also uses port-2 (fast/"VIP" channel) and port+1 (HA)
+#                      a broker also uses port-2 (fast/"VIP" channel) and port+1 (HA). A running instance keeps the
+#                      ports it was started with (recorded in its run dir), whatever these say later.
 #   RMQ_TMPDIR         where the temp run dir (stores, logs) is created (default $TMPDIR or /tmp)
 #   RMQ_JAVA_OPTS      extra JVM flags for the name server and brokers
 #   RMQ_INSTANCE       name of an instance beside the default one (own run dir .cache/rocketmq/current-NAME; give
 #                      it its own ports), e.g. a secured one next to the plaintext one the tests use
 #   RMQ_AUTH           acl = start the broker with authentication and authorization: 5.x (5.3+) ACL 2.0 with the
-#                      super user rmq-admin and the normal user rmq-user (Pub+Sub on every topic and group, Sub
+#                      super user rmq-admin and the normal user rmq-user (Pub+Sub+Get on every topic and group, Sub
 #                      denied on topic AuthNoSubTopic), users and ACLs created with mqadmin; 4.9.x ACL 1.0
 #                      (aclEnable, conf/plain_acl.yml) with the same accounts. `start` prints RMQ_ACCESS_KEY /
 #                      RMQ_SECRET_KEY (normal user), RMQ_ADMIN_ACCESS_KEY / RMQ_ADMIN_SECRET_KEY, RMQ_AUTH_DENY_TOPIC.
@@ -491,7 +492,7 @@ setup_users_5x() {
   local b="$HOST:$BROKER_A_PORT" out step
   local steps=(
     "createUser -b $b -u $USER_AK -p $USER_SK -t Normal"
-    "createAcl -b $b -s User:$USER_AK -r Topic:*,Group:* -a Pub,Sub -d Allow"
+    "createAcl -b $b -s User:$USER_AK -r Topic:*,Group:* -a Pub,Sub,Get -d Allow"
     "updateAcl -b $b -s User:$USER_AK -r Topic:$DENY_TOPIC -a Sub -d Deny"
   )
   for step in "${steps[@]}"; do
@@ -502,7 +503,7 @@ setup_users_5x() {
       return 1
     fi
   done
-  log "ACL 2.0: user $USER_AK (Pub+Sub on every topic and group, Sub denied on $DENY_TOPIC), super user $ADMIN_AK"
+  log "ACL 2.0: user $USER_AK (Pub+Sub+Get on every topic and group, Sub denied on $DENY_TOPIC), super user $ADMIN_AK"
 }
 
 write_logback_4x() { # ROCKETMQ_HOME/conf/logback_{namesrv,broker,tools}.xml for 4.9.x (read at startup, must exist)
@@ -770,6 +771,7 @@ cmd_start() {
     log "removing the state of a previous run that is no longer running ($t)"
     stop_all "$t"
   fi
+  env_ports
 
   local security; security="$(requested_security)"
   local v; v="$(resolve_version)"
@@ -784,6 +786,7 @@ cmd_start() {
   local base="${RMQ_TMPDIR:-${TMPDIR:-/tmp}}"
   t="$(mktemp -d "$base/rmq-local.XXXXXX")"
   echo "$v" >"$t/version"
+  printf 'NAMESRV_PORT=%s\nBROKER_A_PORT=%s\nBROKER_B_PORT=%s\n' "$NAMESRV_PORT" "$BROKER_A_PORT" "$BROKER_B_PORT" >"$t/ports"
   printf '%s\n' "$security" >"$t/security"
   mkdir -p "$t/rocketmq-home/conf" "$t/namesrv"
   is_4x "$v" && write_logback_4x "$t/rocketmq-home"
@@ -967,9 +970,33 @@ usage() {
   exit 64
 }
 
+# The ports of a running instance are the ones it was started with (recorded in <T>/ports), whatever the
+# environment says now; `start` of a new instance takes them from the environment again.
+load_ports() { # T
+  [[ -f "$1/ports" ]] || return 0
+  local line
+  while IFS= read -r line; do
+    case "$line" in
+      NAMESRV_PORT=*) NAMESRV_PORT="${line#*=}" ;;
+      BROKER_A_PORT=*) BROKER_A_PORT="${line#*=}" ;;
+      BROKER_B_PORT=*) BROKER_B_PORT="${line#*=}" ;;
+    esac
+  done <"$1/ports"
+  NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
+}
+
+env_ports() {
+  NAMESRV_PORT="${RMQ_NAMESRV_PORT:-9876}"
+  BROKER_A_PORT="${RMQ_BROKER_A_PORT:-10911}"
+  BROKER_B_PORT="${RMQ_BROKER_B_PORT:-10921}"
+  NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
+}
+
 main() {
   local cmd="${1:-}"
   [[ $# -gt 0 ]] && shift
+  local live; live="$(run_dir)"
+  if [[ -n "$live" ]]; then load_ports "$live"; fi
   case "$cmd" in
     start) cmd_start "$@" ;;
     stop) cmd_stop ;;

@@ -35,7 +35,9 @@ pub enum Error {
     /// wants one), or the peer does not speak TLS. The request was never
     /// sent; retrying will not help until the TLS settings or certificates
     /// change.
-    #[error("TLS handshake with {addr} failed; check the CA, the server name and the client certificate")]
+    #[error(
+        "TLS handshake with {addr} failed; check the CA, the server name and the client certificate"
+    )]
     Tls {
         /// The address, as passed to the call.
         addr: String,

@@ -50,6 +50,6 @@ pub use client::RemotingClient;
 pub use error::{CloseReason, Error, Result};
 pub use hook::{BoxFuture, RequestHandler, RpcHook};
 pub use options::ClientOptions;
+pub use rmq_protocol::RemotingCommand;
 #[cfg(feature = "tls")]
 pub use tls::{TlsConfig, TlsConnector, TlsSetupError};
-pub use rmq_protocol::RemotingCommand;

@@ -54,8 +54,7 @@ impl fmt::Debug for ClientOptions {
         let mut d = f.debug_struct("ClientOptions");
         #[cfg(feature = "tls")]
         d.field("tls", &self.tls);
-        d
-            .field("connect_timeout", &self.connect_timeout)
+        d.field("connect_timeout", &self.connect_timeout)
             .field("max_frame_len", &self.max_frame_len)
             .field("write_queue_capacity", &self.write_queue_capacity)
             .field("serialize_type", &self.serialize_type)

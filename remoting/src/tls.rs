@@ -187,9 +187,10 @@ impl TlsConfig {
             None => builder.with_no_client_auth(),
         };
         let server_name = match &self.server_name {
-            Some(name) => Some(ServerName::try_from(name.clone()).map_err(|e| {
-                TlsSetupError::new(format!("the server name {name:?}"), e)
-            })?),
+            Some(name) => Some(
+                ServerName::try_from(name.clone())
+                    .map_err(|e| TlsSetupError::new(format!("the server name {name:?}"), e))?,
+            ),
             None => None,
         };
         Ok(TlsConnector {
@@ -253,7 +254,10 @@ pub struct TlsSetupError {
 }
 
 impl TlsSetupError {
-    fn new(what: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+    fn new(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         TlsSetupError {
             what: what.into(),
             source: Box::new(source),
@@ -304,7 +308,9 @@ fn server_name_of(addr: &str) -> io::Result<ServerName<'static>> {
     ServerName::try_from(host.to_owned()).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{host:?} is not a valid TLS server name ({e}); set TlsConfig::with_server_name"),
+            format!(
+                "{host:?} is not a valid TLS server name ({e}); set TlsConfig::with_server_name"
+            ),
         )
     })
 }
@@ -314,10 +320,11 @@ fn server_name_of(addr: &str) -> io::Result<ServerName<'static>> {
 /// refused by the server (bad / missing certificate alert).
 pub(crate) fn is_certificate_error(e: &io::Error) -> bool {
     use rustls::AlertDescription as A;
-    match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented) => {
-            true
-        }
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented) => true,
         Some(rustls::Error::AlertReceived(alert)) => matches!(
             alert,
             A::BadCertificate

@@ -27,10 +27,10 @@ pub use rmq_protocol as protocol;
 pub use rmq_remoting as remoting;
 
 pub use rmq_client_core::{ClientConfig, Credentials, SendResult, SendStatus};
+pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 /// TLS settings (feature `tls`).
 #[cfg(feature = "tls")]
 pub use rmq_remoting::TlsConfig;
-pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 
 /// The producer layer.
 #[cfg(feature = "producer")]
