@@ -26,7 +26,10 @@ async fn main() {
     match run().await {
         Ok(()) => {}
         Err(e) if e.is_auth() => {
-            eprintln!("refused by the broker (not authenticated or not authorized): {}", chain(&e));
+            eprintln!(
+                "refused by the broker (not authenticated or not authorized): {}",
+                chain(&e)
+            );
             std::process::exit(2);
         }
         Err(e) if is_certificate_error(&e) => {
@@ -61,7 +64,11 @@ fn config() -> rmq::Result<ClientConfig> {
             Some(c) => format!("signing as {:?}", c.access_key()),
             None => "unsigned".to_owned(),
         },
-        if config.tls().is_some() { "TLS" } else { "plaintext" }
+        if config.tls().is_some() {
+            "TLS"
+        } else {
+            "plaintext"
+        }
     );
     Ok(config)
 }
@@ -116,12 +123,18 @@ async fn run() -> rmq::Result<()> {
     consumer.shutdown().await?;
     let consumed = seen.lock().unwrap_or_else(|e| e.into_inner()).len();
     if finished.is_err() {
-        eprintln!("consumed only {consumed} of {COUNT} within 60 s (pulls refused? see the warnings)");
+        eprintln!(
+            "consumed only {consumed} of {COUNT} within 60 s (pulls refused? see the warnings)"
+        );
         std::process::exit(1);
     }
     println!(
         "consumed {consumed} of {COUNT} over {}, elapsed {:?}",
-        if std::env::var("RMQ_TLS_CA").is_ok() { "TLS" } else { "plaintext" },
+        if std::env::var("RMQ_TLS_CA").is_ok() {
+            "TLS"
+        } else {
+            "plaintext"
+        },
         started.elapsed()
     );
     Ok(())
