@@ -530,3 +530,111 @@ async fn secrets_never_reach_logs_or_debug() {
 fn secret_of(_user: &Credentials) -> &'static str {
     "rmq-user-secret"
 }
+
+/// A push consumer without Sub on its topic: the broker refuses its heartbeat (ACL 2.0 and 1.0
+/// check Sub on every subscribed topic), so it is never assigned a queue and sends no pull; the
+/// refusal is logged at warn with the typed error (the access key, HEART_BEAT), not in a loop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_consumer_without_sub_is_refused_at_its_heartbeat_without_a_storm() {
+    let captured = capture_logs();
+    within(LIMIT, async {
+        let sec = secure_broker().await;
+        let topic = sec.deny_topic.clone();
+        sec.create_topic(&topic, 1).await;
+        let group = unique_name("sec_backoff_cg");
+        let consumer = PushConsumer::builder()
+            .group(&group)
+            .client_config(sec.user_config())
+            .subscribe(&topic, "*")
+            .pull_delay_when_exception(Duration::from_millis(100))
+            .rebalance_interval(Duration::from_secs(1))
+            .start(listener_fn(|_msgs, _ctx| {
+                Box::pin(async { ConsumeResult::Success })
+            }))
+            .await
+            .expect("the consumer starts (its heartbeats are refused)");
+        let client_id = consumer.client_id().to_owned();
+        let lines = |what: &str| {
+            let logs = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+            logs.lines()
+                .filter(|l| l.contains("WARN") && l.contains(what))
+                .filter(|l| l.contains(&client_id) || l.contains(&group))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let refused = loop {
+            let found = lines("heartbeat failed");
+            if let Some(l) = found.first() {
+                break l.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no refused heartbeat logged within 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(
+            refused.contains("HEART_BEAT") && refused.contains(sec.user.access_key()),
+            "{refused}"
+        );
+        // Three rebalance rounds later: still no pull, and the heartbeat not retried in a loop.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(
+            lines("pull refused").is_empty(),
+            "{:?}",
+            lines("pull refused")
+        );
+        assert!(
+            lines("heartbeat failed").len() <= 2,
+            "{:?}",
+            lines("heartbeat failed")
+        );
+        consumer.shutdown().await.expect("shutdown");
+    })
+    .await;
+}
+
+/// A lite consumer assigned a queue it may not Sub (no subscription in its heartbeat, so it is
+/// accepted): the refused pull reaches the application once, typed, naming topic and group, and
+/// the queue backs off (`AUTH_FAILURE_BACKOFF`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lite_consumer_without_sub_reports_the_auth_error() {
+    within(LIMIT, async {
+        let sec = secure_broker().await;
+        let topic = sec.deny_topic.clone();
+        sec.create_topic(&topic, 1).await;
+        let group = unique_name("sec_lite_nosub_cg");
+        let c = LitePullConsumer::builder()
+            .group(&group)
+            .client_config(sec.user_config())
+            .start()
+            .await
+            .expect("lite consumer starts");
+        c.assign([MessageQueue::new(&topic, "broker-a", 0)])
+            .await
+            .expect("assign");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let e = loop {
+            assert!(Instant::now() < deadline, "no error reported within 60 s");
+            match c.poll(Duration::from_millis(500)).await {
+                Err(e) => break e,
+                Ok(msgs) => assert!(msgs.is_empty(), "messages from a topic without Sub"),
+            }
+        };
+        let text = chain(&e);
+        assert!(e.is_auth(), "{text}");
+        assert!(text.contains(&topic) && text.contains(&group), "{text}");
+        // Reported once: the next polls are quiet (the queue waits 10 s before pulling again).
+        for _ in 0..3 {
+            let more = c.poll(Duration::from_millis(300)).await;
+            assert!(matches!(&more, Ok(m) if m.is_empty()), "{more:?}");
+        }
+        // Committing the queue's offset at shutdown may be refused too (4.9.x refuses
+        // UPDATE_CONSUMER_OFFSET without Sub): typed as well.
+        if let Err(e) = c.shutdown().await {
+            assert!(e.is_auth(), "shutdown: {}", chain(&e));
+        }
+    })
+    .await;
+}
