@@ -640,3 +640,36 @@ async fn a_lite_consumer_without_sub_reports_the_auth_error() {
     })
     .await;
 }
+
+/// The server name checked defaults to the address's host (127.0.0.1 is in the certificate);
+/// `with_server_name` replaces it (the certificate names `localhost`, not `broker.invalid`);
+/// `danger_accept_invalid_certs` accepts a server no configured CA vouches for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_name_override_and_accepting_invalid_certificates() {
+    within(LIMIT, async {
+        let sec = secure_broker().await;
+        let addr = &sec.broker_addr;
+        let ask = |tls: TlsConfig| async move {
+            let client = tls_client(tls);
+            let r = client
+                .invoke(addr, route_request("TBW102"), Duration::from_secs(3))
+                .await;
+            client.shutdown().await;
+            r
+        };
+        ask(sec.tls().with_server_name("localhost"))
+            .await
+            .unwrap_or_else(|e| panic!("localhost is in the certificate: {}", chain(&e)));
+        let e = ask(sec.tls().with_server_name("broker.invalid"))
+            .await
+            .expect_err("a name the certificate does not have");
+        assert!(e.is_certificate_error(), "{}", chain(&e));
+        ask(TlsConfig::new()
+            .with_ca_file(&sec.other_ca)
+            .with_client_cert(&sec.client_cert, &sec.client_key)
+            .danger_accept_invalid_certs(true))
+        .await
+        .unwrap_or_else(|e| panic!("unverified TLS still connects: {}", chain(&e)));
+    })
+    .await;
+}
