@@ -20,6 +20,14 @@
 #   --quick               small and fast (<= 3 minutes once built): 20000 messages, 1 repetition,
 #                         latency 2000 msg/s for 5 s, 20000 messages per producer run
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
+#   --tls                 also rmq-push-tls, rmq-pull-tls (drain) and rmq-producer-tls (produce): rmq over TLS
+#                         beside plaintext, against one broker started with RMQ_TLS=permissive (its own
+#                         instance: RMQ_INSTANCE=bench-tls on RMQ_BENCH_NAMESRV_PORT / RMQ_BENCH_BROKER_PORT,
+#                         default 19896 / 20951; broker TLS provider RMQ_TLS_PROVIDER, default openssl; with
+#                         NAMESRV_ADDR set, RMQ_TLS_CA must name its CA)
+#   --acl                 also rmq-push-signed (drain) and rmq-producer-signed (produce): every request signed
+#                         (RMQ_ACCESS_KEY / RMQ_SECRET_KEY, default a bench key pair). A broker without ACL does
+#                         not check signatures, so these figures are the client's signing cost
 #   -h | --help
 #
 # Environment: NAMESRV_ADDR (unset: the local broker is started with scripts/rocketmq-local.sh and
@@ -45,6 +53,8 @@ producer_threads=64
 java_producer=official
 build=1
 mode_name=full
+tls=0
+acl=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { printf 'bench/run.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -68,6 +78,8 @@ while [[ $# -gt 0 ]]; do
       count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
       producer_count=20000; mode_name=quick; shift ;;
     --no-build) build=0; shift ;;
+    --tls) tls=1; shift ;;
+    --acl) acl=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -93,6 +105,14 @@ wants() { # wants CLIENT: whether --clients selects it
 
 # ---- broker ---------------------------------------------------------------------------------------
 started_broker=0
+if [[ $tls == 1 && -z "${NAMESRV_ADDR:-}" ]]; then
+  # A broker that accepts TLS and plaintext, beside (not instead of) the usual local one.
+  # The broker's TLS provider: netty-tcnative (OpenSSL) by default, as TLS deployments run it; with the
+  # JDK's (RMQ_TLS_PROVIDER=jdk) the broker's encryption, not the client, bounds the TLS drain.
+  export RMQ_INSTANCE=bench-tls RMQ_TLS=permissive RMQ_TLS_PROVIDER="${RMQ_TLS_PROVIDER:-openssl}"
+  export RMQ_NAMESRV_PORT="${RMQ_BENCH_NAMESRV_PORT:-19896}" RMQ_BROKER_A_PORT="${RMQ_BENCH_BROKER_PORT:-20951}"
+  unset RMQ_AUTH RMQ_TLS_CLIENT_AUTH
+fi
 if [[ -z "${NAMESRV_ADDR:-}" ]]; then
   if "$ROOT/scripts/rocketmq-local.sh" status >/dev/null 2>&1; then
     log "using the running local broker"
@@ -101,6 +121,9 @@ if [[ -z "${NAMESRV_ADDR:-}" ]]; then
     started_broker=1
   fi
   eval "$("$ROOT/scripts/rocketmq-local.sh" start)"
+fi
+if [[ $tls == 1 && -z "${RMQ_TLS_CA:-}" ]]; then
+  die "--tls: RMQ_TLS_CA is not set (the CA of the broker at NAMESRV_ADDR=$NAMESRV_ADDR)"
 fi
 cleanup() {
   if [[ $started_broker == 1 ]]; then
@@ -184,5 +207,7 @@ args=(
   --rocketmq-version "$rmq_version" --mode-name "$mode_name"
 )
 [[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
+[[ $tls == 1 ]] && args+=(--tls-ca "$RMQ_TLS_CA")
+[[ $acl == 1 ]] && args+=(--access-key "${RMQ_ACCESS_KEY:-rmq-bench-ak}" --secret-key "${RMQ_SECRET_KEY:-rmq-bench-secret-key}")
 for u in "${unavailable[@]}"; do args+=(--unavailable "$u"); done
 python3 "$BENCH/runner.py" "${args[@]}"

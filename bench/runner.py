@@ -28,6 +28,14 @@ import chart  # noqa: E402  (bench/chart.py, pure-Python PNG)
 DRAIN_CLIENTS = ["rmq-push", "rmq-pull", "raw-pull", "java-push", "go-push", "rocketmq-rust-push"]
 LATENCY_CLIENTS = ["rmq-push", "java-push", "go-push", "rocketmq-rust-push"]
 PRODUCER_CLIENTS = ["rmq-producer", "java-producer"]
+# rmq beside itself with TLS (--tls) or signing (--acl): variant -> (base client, kind)
+VARIANTS = {
+    "rmq-push-tls": ("rmq-push", "tls"),
+    "rmq-pull-tls": ("rmq-pull", "tls"),
+    "rmq-push-signed": ("rmq-push", "acl"),
+    "rmq-producer-tls": ("rmq-producer", "tls"),
+    "rmq-producer-signed": ("rmq-producer", "acl"),
+}
 ALIASES = {
     "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer"],
     "java": ["java-push", "java-producer"],
@@ -169,6 +177,15 @@ class Bench:
     def rmq(self, *args):
         return [self.a.rmq_bench, *args, "--namesrv", self.ns]
 
+    def variant_flags(self, client):
+        """The extra rmq-bench flags of a --tls / --acl variant (none for the others)."""
+        kind = VARIANTS.get(client, (None, None))[1]
+        if kind == "tls":
+            return ["--tls-ca", self.a.tls_ca]
+        if kind == "acl":
+            return ["--access-key", self.a.access_key, "--secret-key", self.a.secret_key]
+        return []
+
     def consumer_argv(self, client, topic, group, expect, latency_skip=None):
         common = ["--topic", topic, "--group", group, "--expect", str(expect),
                   "--timeout-s", str(self.a.client_timeout)]
@@ -176,6 +193,9 @@ class Bench:
                                 "--batch", str(self.a.batch)]
         if latency_skip is not None:
             peer_common += ["--latency-skip", str(latency_skip)]
+        if client in VARIANTS:
+            base = VARIANTS[client][0]
+            return self.consumer_argv(base, topic, group, expect, latency_skip) + self.variant_flags(client)
         if client == "rmq-push":
             return [self.a.rmq_bench, "drain-push", *peer_common]
         if client == "rmq-pull":
@@ -324,9 +344,10 @@ class Bench:
             for mode in ("sync", "async"):
                 scenario = "produce-" + mode
                 for client in self.rotated(clients, rep):
-                    if client == "rmq-producer":
+                    if client == "rmq-producer" or VARIANTS.get(client, ("",))[0] == "rmq-producer":
                         argv = self.rmq("produce", "--topic", topic, "--count", str(n), "--size", str(size),
-                                        "--mode", mode, "--tasks", str(t), "--inflight", str(self.a.producer_inflight))
+                                        "--mode", mode, "--tasks", str(t), "--inflight", str(self.a.producer_inflight),
+                                        *self.variant_flags(client))
                     elif mode == "sync" and self.a.java_producer == "official":
                         argv = ["java", *self.a.java_opts.split(), "-cp", self.a.java_cp,
                                 "org.apache.rocketmq.example.benchmark.Producer", "-n", self.ns, "-t", topic,
@@ -454,6 +475,16 @@ def targets(rows):
     check("rmq-push / java-push p99 latency", g("rmq-push", "latency", "p99_ms"), g("java-push", "latency", "p99_ms"), "<=", 1.0)
     for s in ("produce-sync", "produce-async"):
         check(f"rmq-producer / java-producer {s} msgs/s", g("rmq-producer", s, "msgs_per_s"), g("java-producer", s, "msgs_per_s"), ">=", 1.0)
+    if g("rmq-push-tls", "drain", "msgs_per_s") is not None:
+        check("rmq-push-tls / rmq-push drain msgs/s", g("rmq-push-tls", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.8)
+        check("rmq-pull-tls / rmq-pull drain msgs/s", g("rmq-pull-tls", "drain", "msgs_per_s"), g("rmq-pull", "drain", "msgs_per_s"), ">=", 0.8)
+    if g("rmq-push-signed", "drain", "msgs_per_s") is not None:
+        check("rmq-push-signed / rmq-push drain msgs/s", g("rmq-push-signed", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.9)
+    for s in ("produce-sync", "produce-async"):
+        if g("rmq-producer-signed", s, "msgs_per_s") is not None:
+            check(f"rmq-producer-signed / rmq-producer {s} msgs/s", g("rmq-producer-signed", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.9)
+        if g("rmq-producer-tls", s, "msgs_per_s") is not None:
+            check(f"rmq-producer-tls / rmq-producer {s} msgs/s", g("rmq-producer-tls", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.8)
     return "\n".join(out)
 
 
@@ -489,7 +520,19 @@ def main():
     p.add_argument("--results-dir", default=os.path.join(HERE, "results"))
     p.add_argument("--rocketmq-version", default=os.environ.get("RMQ_VERSION", ""))
     p.add_argument("--mode-name", default="full")
+    p.add_argument("--tls-ca", default="", help="adds rmq-push-tls, rmq-pull-tls, rmq-producer-tls (TLS with this CA)")
+    p.add_argument("--access-key", default="", help="with --secret-key: adds rmq-push-signed, rmq-producer-signed")
+    p.add_argument("--secret-key", default="")
     a = p.parse_args()
+    kinds = set()
+    if a.tls_ca:
+        kinds.add("tls")
+    if a.access_key and a.secret_key:
+        kinds.add("acl")
+    for variant, (base, kind) in VARIANTS.items():
+        if kind in kinds:
+            target = DRAIN_CLIENTS if base in DRAIN_CLIENTS else PRODUCER_CLIENTS
+            target.append(variant)
     if a.producer_count is None:
         a.producer_count = a.count
     wanted = set()
@@ -503,6 +546,9 @@ def main():
             wanted.add(c)
         else:
             raise SystemExit(f"unknown client {c!r}: use {', '.join(list(ALIASES) + DRAIN_CLIENTS + PRODUCER_CLIENTS)}")
+    for variant, (base, kind) in VARIANTS.items():
+        if kind in kinds and base in wanted:
+            wanted.add(variant)
     a.client_set = wanted
     scenarios = [s.strip() for s in a.scenarios.split(",") if s.strip()]
     for s in scenarios:

@@ -36,9 +36,28 @@
 #   RMQ_SECOND_BROKER  1 = `start` also starts broker-b
 #   RMQ_START_TIMEOUT  seconds to wait for each process to become ready (default 120)
 #   RMQ_NAMESRV_PORT / RMQ_BROKER_A_PORT / RMQ_BROKER_B_PORT   ports (default 9876 / 10911 / 10921);
-#                      a broker also uses port-2 (fast/"VIP" channel) and port+1 (HA)
+#                      a broker also uses port-2 (fast/"VIP" channel) and port+1 (HA). A running instance keeps the
+#                      ports it was started with (recorded in its run dir), whatever these say later.
 #   RMQ_TMPDIR         where the temp run dir (stores, logs) is created (default $TMPDIR or /tmp)
 #   RMQ_JAVA_OPTS      extra JVM flags for the name server and brokers
+#   RMQ_INSTANCE       name of an instance beside the default one (own run dir .cache/rocketmq/current-NAME; give
+#                      it its own ports), e.g. a secured one next to the plaintext one the tests use
+#   RMQ_AUTH           acl = start the broker with authentication and authorization: 5.x (5.3+) ACL 2.0 with the
+#                      super user rmq-admin and the normal user rmq-user (Pub+Sub+Get on every topic and group, Sub
+#                      denied on topic AuthNoSubTopic), users and ACLs created with mqadmin; 4.9.x ACL 1.0
+#                      (aclEnable, conf/plain_acl.yml) with the same accounts. `start` prints RMQ_ACCESS_KEY /
+#                      RMQ_SECRET_KEY (normal user), RMQ_ADMIN_ACCESS_KEY / RMQ_ADMIN_SECRET_KEY, RMQ_AUTH_DENY_TOPIC.
+#                      mqadmin (`admin`) signs as rmq-admin (conf/tools.yml).
+#   RMQ_TLS            enforcing | permissive: TLS on the name server and broker ports (-Dtls.server.mode), with a
+#                      CA, server and client certificates made by openssl in the run dir; `start` prints
+#                      RMQ_TLS_CA, RMQ_TLS_CERT, RMQ_TLS_KEY (client certificate), RMQ_TLS_OTHER_CA (a CA that did
+#                      not sign the server certificate) and RMQ_TLS_MODE.
+#   RMQ_TLS_CLIENT_AUTH  none (default) | optional | require: mTLS (tls.server.need.client.auth, client
+#                      certificates checked against the CA)
+#   RMQ_TLS_PROVIDER   jdk (default: the JDK's TLS, as the Maven jars run) | openssl: netty-tcnative (BoringSSL,
+#                      from Maven Central) on the servers' classpath, which RocketMQ's TlsHelper then prefers
+#                      (5.x only; TLS costs the broker about half the CPU of the JDK's)
+#                      A running instance started with other RMQ_VERSION / RMQ_AUTH / RMQ_TLS settings is refused.
 #   RMQ_BROKER_EXTRA_CONF  extra broker.conf lines (newline-separated), appended last (e.g. ACL, TLS switches)
 #   JAVA_HOME          java to use (else `java` on PATH)
 #
@@ -49,7 +68,9 @@ set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
 CACHE="$REPO_ROOT/.cache/rocketmq"
-CURRENT="$CACHE/current"
+INSTANCE="${RMQ_INSTANCE:-}"
+[[ -z "$INSTANCE" || "$INSTANCE" =~ ^[A-Za-z0-9_-]+$ ]] || { echo "rocketmq-local: RMQ_INSTANCE='$INSTANCE' must be letters, digits, - or _" >&2; exit 64; }
+CURRENT="$CACHE/current${INSTANCE:+-$INSTANCE}"
 
 VERSIONS_5="5.5.1 5.5.0 5.4.0 5.3.3 5.3.2 5.3.1 5.2.0 5.1.4"
 VERSIONS_4_9="4.9.8 4.9.7 4.9.6"
@@ -76,7 +97,7 @@ need() {
 # Remoting probe (python3 stdlib): speaks the RocketMQ frame (4-byte total length, 4-byte header length whose high
 # byte is the serialize type, JSON header, body).
 PROBE_PY='
-import json, re, socket, struct, sys
+import base64, hashlib, hmac, json, os, re, socket, ssl, struct, sys
 
 def recv_exact(s, n):
     buf = b""
@@ -87,12 +108,33 @@ def recv_exact(s, n):
         buf += chunk
     return buf
 
+def sign(ext, body=b""):
+    # Java AclClientRPCHook: values of the sorted ext fields, then the body; HmacSHA1, Base64.
+    ak, sk = os.environ.get("RMQ_PROBE_AK"), os.environ.get("RMQ_PROBE_SK")
+    if not ak or not sk:
+        return ext
+    ext = dict(ext, AccessKey=ak)
+    content = "".join(ext[k] for k in sorted(ext)).encode() + body
+    ext["Signature"] = base64.b64encode(hmac.new(sk.encode(), content, hashlib.sha1).digest()).decode()
+    return ext
+
+def connect(host, port, timeout):
+    s = socket.create_connection((host, int(port)), timeout=timeout)
+    ca = os.environ.get("RMQ_PROBE_TLS_CA")
+    if not ca:
+        return s
+    ctx = ssl.create_default_context(cafile=ca)
+    cert, key = os.environ.get("RMQ_PROBE_TLS_CERT"), os.environ.get("RMQ_PROBE_TLS_KEY")
+    if cert and key:
+        ctx.load_cert_chain(cert, key)
+    return ctx.wrap_socket(s, server_hostname=host)
+
 def request(addr, code, ext=None, timeout=3.0):
     host, port = addr.rsplit(":", 1)
     header = json.dumps({"code": code, "language": "PYTHON", "version": 0, "opaque": 1,
-                         "flag": 0, "extFields": ext or {}}).encode()
+                         "flag": 0, "extFields": sign(ext or {})}).encode()
     frame = struct.pack(">ii", 4 + len(header), len(header)) + header
-    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+    with connect(host, port, timeout) as s:
         s.settimeout(timeout)
         s.sendall(frame)
         total = struct.unpack(">i", recv_exact(s, 4))[0]
@@ -130,7 +172,7 @@ def main():
         else:
             print("unknown probe command " + cmd, file=sys.stderr)
             return 64
-    except (OSError, ValueError, ConnectionError) as e:
+    except (OSError, ValueError, ConnectionError, ssl.SSLError) as e:
         print("%s: %s" % (addr, e), file=sys.stderr)
         return 1
     return 0
@@ -138,7 +180,15 @@ def main():
 sys.exit(main())
 '
 
-probe() { python3 -c "$PROBE_PY" "$@"; }
+# probe CMD ADDR: with TLS and signing when the instance is secured (see security_env).
+probe() {
+  local t; t="$(run_dir)"
+  if [[ -n "$t" ]]; then
+    (load_security "$t"; security_env "$t"; python3 -c "$PROBE_PY" "$@")
+  else
+    python3 -c "$PROBE_PY" "$@"
+  fi
+}
 
 port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
@@ -287,6 +337,234 @@ broker_port() {
   esac
 }
 
+# ---------------------------------------------------------------------------------------------------------------
+# Security (RMQ_AUTH, RMQ_TLS, RMQ_TLS_CLIENT_AUTH): recorded in <T>/security at `start`; certificates in <T>/tls.
+
+ADMIN_AK=rmq-admin
+ADMIN_SK=rmq-admin-secret
+USER_AK=rmq-user
+USER_SK=rmq-user-secret
+DENY_TOPIC=AuthNoSubTopic
+
+requested_security() { # prints the settings the environment asks for (the <T>/security format)
+  local auth="${RMQ_AUTH:-none}" tls="${RMQ_TLS:-none}" client="${RMQ_TLS_CLIENT_AUTH:-none}"
+  case "$auth" in none|acl) ;; *) die "RMQ_AUTH='$auth': use acl (or leave it unset)" ;; esac
+  case "$tls" in
+    none|disabled) tls=none ;;
+    enforcing|permissive) ;;
+    *) die "RMQ_TLS='$tls': use enforcing or permissive (or leave it unset)" ;;
+  esac
+  case "$client" in none|optional|require) ;; *) die "RMQ_TLS_CLIENT_AUTH='$client': use none, optional or require" ;; esac
+  if [[ "$tls" == none && "$client" != none ]]; then die "RMQ_TLS_CLIENT_AUTH=$client needs RMQ_TLS=enforcing or permissive"; fi
+  local provider="${RMQ_TLS_PROVIDER:-jdk}"
+  case "$provider" in jdk|openssl) ;; *) die "RMQ_TLS_PROVIDER='$provider': use jdk or openssl" ;; esac
+  if [[ "$tls" == none ]]; then provider=jdk; fi
+  printf 'SEC_AUTH=%s\nSEC_TLS=%s\nSEC_CLIENT_AUTH=%s\nSEC_TLS_PROVIDER=%s\n' "$auth" "$tls" "$client" "$provider"
+}
+
+TCNATIVE_VERSION=2.0.74.Final # the netty-tcnative of the netty (4.1.1xx) of RocketMQ 5.x
+
+# ensure_tcnative: netty-tcnative-boringssl-static (this machine's classifier) in $CACHE/tcnative/lib.
+ensure_tcnative() {
+  local dir="$CACHE/tcnative-$TCNATIVE_VERSION" arch
+  [[ -f "$dir/.complete" ]] && return 0
+  case "$(uname -m)" in
+    x86_64) arch=linux-x86_64 ;;
+    aarch64) arch=linux-aarch_64 ;;
+    *) die "RMQ_TLS_PROVIDER=openssl: no netty-tcnative build for $(uname -m); use RMQ_TLS_PROVIDER=jdk" ;;
+  esac
+  need mvn "install Maven (e.g. apt-get install maven) to download netty-tcnative"
+  mkdir -p "$dir"
+  cat >"$dir/pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- generated by scripts/rocketmq-local.sh: netty-tcnative for RMQ_TLS_PROVIDER=openssl -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>rmq.local</groupId>
+  <artifactId>tcnative</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>io.netty</groupId><artifactId>netty-tcnative-boringssl-static</artifactId><version>$TCNATIVE_VERSION</version><classifier>$arch</classifier></dependency>
+    <dependency><groupId>io.netty</groupId><artifactId>netty-tcnative-classes</artifactId><version>$TCNATIVE_VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+  rm -rf "$dir/lib" "$dir/lib.tmp"
+  if mvn -B -q -Dstyle.color=never -f "$dir/pom.xml" dependency:copy-dependencies -DexcludeTransitive=true \
+       -DoutputDirectory="$dir/lib.tmp" >"$dir/mvn.log" 2>&1; then
+    mkdir -p "$dir/lib"
+    mv "$dir"/lib.tmp/netty-tcnative-classes-*.jar "$dir"/lib.tmp/netty-tcnative-boringssl-static-*-"$arch".jar "$dir/lib/"
+    rm -rf "$dir/lib.tmp"
+    echo "$TCNATIVE_VERSION" >"$dir/.complete"
+    return 0
+  fi
+  die "netty-tcnative $TCNATIVE_VERSION does not resolve from Maven (log: $dir/mvn.log)"
+}
+
+# server_classpath T: the jars of the instance's version (plus netty-tcnative with RMQ_TLS_PROVIDER=openssl)
+server_classpath() {
+  local v; v="$(cat "$1/version")"
+  load_security "$1"
+  if [[ "$SEC_TLS_PROVIDER" == openssl ]]; then
+    printf '%s' "$CACHE/$v/lib/*:$CACHE/tcnative-$TCNATIVE_VERSION/lib/*"
+  else
+    printf '%s' "$CACHE/$v/lib/*"
+  fi
+}
+
+load_security() { # T: SEC_* of the instance in T (none when it was started without security)
+  SEC_AUTH=none SEC_TLS=none SEC_CLIENT_AUTH=none SEC_TLS_PROVIDER=jdk
+  if [[ -f "$1/security" ]]; then
+    local line
+    while IFS= read -r line; do
+      case "$line" in
+        SEC_AUTH=*) SEC_AUTH="${line#*=}" ;;
+        SEC_TLS=*) SEC_TLS="${line#*=}" ;;
+        SEC_CLIENT_AUTH=*) SEC_CLIENT_AUTH="${line#*=}" ;;
+        SEC_TLS_PROVIDER=*) SEC_TLS_PROVIDER="${line#*=}" ;;
+      esac
+    done <"$1/security"
+  fi
+}
+
+describe_security() { # (after load_security)
+  local parts=()
+  [[ "$SEC_AUTH" != none ]] && parts+=("auth=$SEC_AUTH")
+  [[ "$SEC_TLS" != none ]] && parts+=("tls=$SEC_TLS")
+  [[ "$SEC_CLIENT_AUTH" != none ]] && parts+=("client-auth=$SEC_CLIENT_AUTH")
+  [[ "$SEC_TLS_PROVIDER" != jdk ]] && parts+=("tls-provider=$SEC_TLS_PROVIDER")
+  if [[ ${#parts[@]} -eq 0 ]]; then echo plaintext; else echo "${parts[*]}"; fi
+}
+
+security_env() { # T (after load_security): the probe signs as the admin and speaks TLS with the client certificate
+  if [[ "$SEC_AUTH" == acl ]]; then
+    export RMQ_PROBE_AK="$ADMIN_AK" RMQ_PROBE_SK="$ADMIN_SK"
+  else
+    unset RMQ_PROBE_AK RMQ_PROBE_SK
+  fi
+  if [[ "$SEC_TLS" != none ]]; then
+    export RMQ_PROBE_TLS_CA="$1/tls/ca.pem" RMQ_PROBE_TLS_CERT="$1/tls/client.pem" RMQ_PROBE_TLS_KEY="$1/tls/client.key"
+  else
+    unset RMQ_PROBE_TLS_CA RMQ_PROBE_TLS_CERT RMQ_PROBE_TLS_KEY
+  fi
+}
+
+version_at_least() { # V MIN
+  [[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" == "$2" ]]
+}
+
+# make_certs T: a test CA, a server certificate for localhost/127.0.0.1, a client certificate (all EC P-256,
+# keys in PKCS#8 as netty wants them) and a second CA that signed nothing (to test a wrong trust anchor).
+make_certs() {
+  local d="$1/tls"
+  need openssl "openssl makes the TLS certificates of RMQ_TLS (e.g. apt-get install openssl)"
+  mkdir -p "$d"
+  (
+    set -e
+    cd "$d"
+    for ca in ca other-ca; do
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$ca.key" -out "$ca.pem" \
+        -days 30 -subj "/CN=rmq-local $ca" -addext "basicConstraints=critical,CA:TRUE" \
+        -addext "keyUsage=critical,keyCertSign,cRLSign"
+    done
+    printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=CA:FALSE" \
+      "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth,clientAuth" >server.ext
+    printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature" \
+      "extendedKeyUsage=clientAuth" >client.ext
+    for leaf in server client; do
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$leaf.key" -out "$leaf.csr" \
+        -subj "/CN=rmq-local $leaf"
+      openssl x509 -req -in "$leaf.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -out "$leaf.pem" -days 30 \
+        -extfile "$leaf.ext"
+    done
+  ) >"$d/openssl.log" 2>&1 || die "openssl could not make the TLS certificates (log: $d/openssl.log)"
+}
+
+write_tls_conf() { # T (after load_security): TlsHelper's file (tls.config.file), server and client side
+  local d="$1/tls" auth_client=false
+  [[ "$SEC_CLIENT_AUTH" != none ]] && auth_client=true
+  cat >"$d/tls.properties" <<EOF
+# generated by scripts/rocketmq-local.sh (RMQ_TLS=$SEC_TLS, RMQ_TLS_CLIENT_AUTH=$SEC_CLIENT_AUTH)
+tls.test.mode.enable=false
+tls.server.need.client.auth=$SEC_CLIENT_AUTH
+tls.server.keyPath=$d/server.key
+tls.server.certPath=$d/server.pem
+tls.server.authClient=$auth_client
+tls.server.trustCertPath=$d/ca.pem
+tls.client.keyPath=$d/client.key
+tls.client.certPath=$d/client.pem
+tls.client.authServer=true
+tls.client.trustCertPath=$d/ca.pem
+EOF
+}
+
+security_java_opts() { # T (after load_security)
+  if [[ "$SEC_TLS" != none ]]; then
+    printf '%s\n' "-Dtls.server.mode=$SEC_TLS" "-Dtls.config.file=$1/tls/tls.properties" "-Dtls.enable=true"
+  fi
+}
+
+# write_acl_files T V: what both lines read at startup: mqadmin's conf/tools.yml, and 4.9.x's conf/plain_acl.yml.
+write_acl_files() {
+  local conf="$1/rocketmq-home/conf"
+  mkdir -p "$conf"
+  printf 'accessKey: %s\nsecretKey: %s\n' "$ADMIN_AK" "$ADMIN_SK" >"$conf/tools.yml"
+  if is_4x "$2"; then
+    cat >"$conf/plain_acl.yml" <<EOF
+# generated by scripts/rocketmq-local.sh (RMQ_AUTH=acl): ACL 1.0
+globalWhiteRemoteAddresses: []
+accounts:
+  - accessKey: $ADMIN_AK
+    secretKey: $ADMIN_SK
+    admin: true
+  - accessKey: $USER_AK
+    secretKey: $USER_SK
+    admin: false
+    defaultTopicPerm: PUB|SUB
+    defaultGroupPerm: PUB|SUB
+    topicPerms:
+      - $DENY_TOPIC=PUB
+EOF
+  fi
+}
+
+broker_auth_conf() { # V: the broker.conf lines of RMQ_AUTH=acl
+  if is_4x "$1"; then
+    echo "aclEnable=true"
+  else
+    cat <<EOF
+authenticationEnabled=true
+authenticationProvider=org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider
+authenticationMetadataProvider=org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider
+authorizationEnabled=true
+authorizationProvider=org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider
+authorizationMetadataProvider=org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider
+initAuthenticationUser={"username":"$ADMIN_AK","password":"$ADMIN_SK"}
+innerClientAuthenticationCredentials={"accessKey":"$ADMIN_AK","secretKey":"$ADMIN_SK"}
+EOF
+  fi
+}
+
+# setup_users_5x T: ACL 2.0 users and policies, with mqadmin (signed as the init super user)
+setup_users_5x() {
+  local b="$HOST:$BROKER_A_PORT" out step
+  local steps=(
+    "createUser -b $b -u $USER_AK -p $USER_SK -t Normal"
+    "createAcl -b $b -s User:$USER_AK -r Topic:*,Group:* -a Pub,Sub,Get -d Allow"
+    "updateAcl -b $b -s User:$USER_AK -r Topic:$DENY_TOPIC -a Sub -d Deny"
+  )
+  for step in "${steps[@]}"; do
+    # shellcheck disable=SC2086
+    out="$(set -f; cmd_admin $step 2>&1)" || true
+    if ! grep -qi 'success' <<<"$out"; then
+      log "mqadmin $step failed:"; printf '%s\n' "$out" | grep -v '^\s*$' | tail -n 5 >&2
+      return 1
+    fi
+  done
+  log "ACL 2.0: user $USER_AK (Pub+Sub+Get on every topic and group, Sub denied on $DENY_TOPIC), super user $ADMIN_AK"
+}
+
 write_logback_4x() { # ROCKETMQ_HOME/conf/logback_{namesrv,broker,tools}.xml for 4.9.x (read at startup, must exist)
   local conf="$1/conf" n
   mkdir -p "$conf"
@@ -312,7 +590,7 @@ bindAddress=$HOST
 EOF
 }
 
-write_broker_conf() { # FILE NAME PORT STORE
+write_broker_conf() { # FILE NAME PORT STORE VERSION (after load_security)
   local f="$1" name="$2" port="$3" store="$4" levels
   levels="$(printf '1s %.0s' $(seq 1 18))"
   cat >"$f" <<EOF
@@ -346,6 +624,9 @@ transactionCheckInterval=3000
 diskSpaceWarningLevelRatio=95
 diskSpaceCleanForciblyRatio=93
 EOF
+  if [[ "$SEC_AUTH" == acl ]]; then
+    printf '# RMQ_AUTH=acl\n%s\n' "$(broker_auth_conf "$5")" >>"$f"
+  fi
   if [[ -n "${RMQ_BROKER_EXTRA_CONF:-}" ]]; then
     printf '# RMQ_BROKER_EXTRA_CONF\n%s\n' "$RMQ_BROKER_EXTRA_CONF" >>"$f"
   fi
@@ -367,6 +648,8 @@ java_opts() {
       broker-*) echo "-Drmq.logback.configurationFile=rmq.broker.logback.xml" ;;
     esac
   fi
+  load_security "$t"
+  security_java_opts "$t"
   if [[ -n "${RMQ_JAVA_OPTS:-}" ]]; then printf '%s\n' $RMQ_JAVA_OPTS; fi
 }
 
@@ -378,13 +661,14 @@ launch() {
   [[ "$name" == broker-* ]] && heap=256m
   mkdir -p "$d/home"
   mapfile -t opts < <(java_opts "$t" "$name" "$heap")
+  local cp; cp="$(server_classpath "$t")"
   local setsid=()
   command -v setsid >/dev/null 2>&1 && setsid=(setsid)
   : >"$d/stdout.log"
   (
     cd "$d"
     export ROCKETMQ_HOME="$t/rocketmq-home"
-    exec "${setsid[@]}" "$JAVA" "${opts[@]}" -cp "$CACHE/$v/lib/*" "$main" "$@" \
+    exec "${setsid[@]}" "$JAVA" "${opts[@]}" -cp "$cp" "$main" "$@" \
       </dev/null >"$d/stdout.log" 2>&1 9>&-
   ) &
   echo $! >"$d/pid"
@@ -470,7 +754,8 @@ start_broker_in() { # T NAME
     port_open "$p" && die "port $p (needed by $name) is already in use by another process"
   done
   mkdir -p "$t/$name/store"
-  write_broker_conf "$t/$name/broker.conf" "$name" "$port" "$t/$name/store"
+  load_security "$t"
+  write_broker_conf "$t/$name/broker.conf" "$name" "$port" "$t/$name/store" "$(cat "$t/version")"
   t0=$(now)
   launch "$t" "$name" org.apache.rocketmq.broker.BrokerStartup -c "$t/$name/broker.conf"
   if ! wait_broker "$t" "$name" "$port"; then
@@ -486,6 +771,22 @@ print_env() { # T
   echo "export RMQ_BROKER_ADDR=$HOST:$BROKER_A_PORT"
   if alive "$t" broker-b; then echo "export RMQ_BROKER_B_ADDR=$HOST:$BROKER_B_PORT"; fi
   echo "export RMQ_VERSION=$(cat "$t/version")"
+  load_security "$t"
+  if [[ "$SEC_AUTH" == acl ]]; then
+    echo "export RMQ_ACCESS_KEY=$USER_AK"
+    echo "export RMQ_SECRET_KEY=$USER_SK"
+    echo "export RMQ_ADMIN_ACCESS_KEY=$ADMIN_AK"
+    echo "export RMQ_ADMIN_SECRET_KEY=$ADMIN_SK"
+    echo "export RMQ_AUTH_DENY_TOPIC=$DENY_TOPIC"
+  fi
+  if [[ "$SEC_TLS" != none ]]; then
+    echo "export RMQ_TLS_MODE=$SEC_TLS"
+    echo "export RMQ_TLS_CLIENT_AUTH=$SEC_CLIENT_AUTH"
+    echo "export RMQ_TLS_CA=$t/tls/ca.pem"
+    echo "export RMQ_TLS_CERT=$t/tls/client.pem"
+    echo "export RMQ_TLS_KEY=$t/tls/client.key"
+    echo "export RMQ_TLS_OTHER_CA=$t/tls/other-ca.pem"
+  fi
 }
 
 lock() {
@@ -516,6 +817,10 @@ cmd_start() {
     if [[ -n "${RMQ_VERSION:-}" && "$RMQ_VERSION" == *.*.* && "$RMQ_VERSION" != "$running" ]]; then
       die "RocketMQ $running is running (run dir $t), RMQ_VERSION=$RMQ_VERSION asked: run '$0 stop' first"
     fi
+    if [[ "$(requested_security)" != "$(cat "$t/security" 2>/dev/null || true)" ]]; then
+      load_security "$t"
+      die "RocketMQ $running is running $(describe_security) (run dir $t), other RMQ_AUTH/RMQ_TLS settings asked: run '$0 stop' first"
+    fi
     log "already running: RocketMQ $running, name server $NAMESRV_ADDR_LOCAL (run dir $t)"
     start_broker_in "$t" broker-a || die "could not start broker-a"
     if [[ "$second" == 1 ]]; then start_broker_in "$t" broker-b || die "could not start broker-b"; fi
@@ -526,8 +831,17 @@ cmd_start() {
     log "removing the state of a previous run that is no longer running ($t)"
     stop_all "$t"
   fi
+  env_ports
 
+  local security; security="$(requested_security)"
   local v; v="$(resolve_version)"
+  if grep -q '^SEC_AUTH=acl' <<<"$security" && ! is_4x "$v" && ! version_at_least "$v" 5.3.0; then
+    die "RMQ_AUTH=acl on 5.x needs ACL 2.0 (RocketMQ 5.3.0 or later); $v was asked"
+  fi
+  if grep -q '^SEC_TLS_PROVIDER=openssl' <<<"$security"; then
+    is_4x "$v" && die "RMQ_TLS_PROVIDER=openssl is for 5.x (4.9.x's netty needs another netty-tcnative); use jdk"
+    ensure_tcnative
+  fi
   local p
   for p in "$NAMESRV_PORT" "$BROKER_A_PORT"; do
     port_open "$p" && die "port $p is already in use by another process (another RocketMQ?). Stop it, or point the tests at it with NAMESRV_ADDR"
@@ -536,12 +850,17 @@ cmd_start() {
   local base="${RMQ_TMPDIR:-${TMPDIR:-/tmp}}"
   t="$(mktemp -d "$base/rmq-local.XXXXXX")"
   echo "$v" >"$t/version"
+  printf 'NAMESRV_PORT=%s\nBROKER_A_PORT=%s\nBROKER_B_PORT=%s\n' "$NAMESRV_PORT" "$BROKER_A_PORT" "$BROKER_B_PORT" >"$t/ports"
+  printf '%s\n' "$security" >"$t/security"
   mkdir -p "$t/rocketmq-home/conf" "$t/namesrv"
   is_4x "$v" && write_logback_4x "$t/rocketmq-home"
+  load_security "$t"
+  if [[ "$SEC_TLS" != none ]]; then make_certs "$t"; write_tls_conf "$t"; fi
+  if [[ "$SEC_AUTH" == acl ]]; then write_acl_files "$t" "$v"; fi
   ln -sfn "$t" "$CURRENT"
 
   local t0 t1; t0=$(now)
-  log "starting RocketMQ $v (run dir $t)"
+  log "starting RocketMQ $v, $(describe_security) (run dir $t)"
   write_namesrv_conf "$t/namesrv/namesrv.conf"
   launch "$t" namesrv org.apache.rocketmq.namesrv.NamesrvStartup -c "$t/namesrv/namesrv.conf"
   if ! wait_namesrv "$t"; then stop_all "$t" keep; die "the name server did not start (logs kept in $t)"; fi
@@ -550,6 +869,9 @@ cmd_start() {
   if ! start_broker_in "$t" broker-a; then stop_all "$t" keep; die "broker-a did not start (logs kept in $t)"; fi
   if [[ "$second" == 1 ]] && ! start_broker_in "$t" broker-b; then
     stop_all "$t" keep; die "broker-b did not start (logs kept in $t)"
+  fi
+  if [[ "$SEC_AUTH" == acl ]] && ! is_4x "$v" && ! setup_users_5x "$t"; then
+    stop_all "$t" keep; die "could not create the ACL 2.0 users (logs kept in $t)"
   fi
   log "RocketMQ $v ready in $(( $(now) - t0 )) s"
   print_env "$t"
@@ -604,7 +926,8 @@ cmd_status() {
     echo "not running"
     return 3
   fi
-  echo "RocketMQ $(cat "$t/version") (run dir $t)"
+  load_security "$t"
+  echo "RocketMQ $(cat "$t/version"), $(describe_security) (run dir $t)"
   local name addr
   for name in namesrv broker-a broker-b; do
     case "$name" in
@@ -698,6 +1021,10 @@ cmd_admin() {
   else
     opts+=("-Drmq.logback.configurationFile=rmq.tools.logback.xml")
   fi
+  if [[ -n "$t" ]]; then
+    load_security "$t"
+    if [[ "$SEC_TLS" != none ]]; then opts+=("-Dtls.enable=true" "-Dtls.config.file=$t/tls/tls.properties"); fi
+  fi
   ROCKETMQ_HOME="$home" NAMESRV_ADDR="${NAMESRV_ADDR:-$NAMESRV_ADDR_LOCAL}" \
     "$JAVA" "${opts[@]}" -cp "$CACHE/$v/lib/*" org.apache.rocketmq.tools.command.MQAdminStartup "$@"
 }
@@ -707,9 +1034,33 @@ usage() {
   exit 64
 }
 
+# The ports of a running instance are the ones it was started with (recorded in <T>/ports), whatever the
+# environment says now; `start` of a new instance takes them from the environment again.
+load_ports() { # T
+  [[ -f "$1/ports" ]] || return 0
+  local line
+  while IFS= read -r line; do
+    case "$line" in
+      NAMESRV_PORT=*) NAMESRV_PORT="${line#*=}" ;;
+      BROKER_A_PORT=*) BROKER_A_PORT="${line#*=}" ;;
+      BROKER_B_PORT=*) BROKER_B_PORT="${line#*=}" ;;
+    esac
+  done <"$1/ports"
+  NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
+}
+
+env_ports() {
+  NAMESRV_PORT="${RMQ_NAMESRV_PORT:-9876}"
+  BROKER_A_PORT="${RMQ_BROKER_A_PORT:-10911}"
+  BROKER_B_PORT="${RMQ_BROKER_B_PORT:-10921}"
+  NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
+}
+
 main() {
   local cmd="${1:-}"
   [[ $# -gt 0 ]] && shift
+  local live; live="$(run_dir)"
+  if [[ -n "$live" ]]; then load_ports "$live"; fi
   case "$cmd" in
     start) cmd_start "$@" ;;
     stop) cmd_stop ;;

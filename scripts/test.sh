@@ -11,6 +11,10 @@
 #   (integration tests only) for the others, then, as a step of its own, the tests that stop or
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`). Stops at the first failure.
+# - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
+#   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
+#   RMQ_SECURE_NAMESRV_PORT / RMQ_SECURE_BROKER_PORT (defaults 19876 / 20911); it is stopped before
+#   the next version and at exit.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -37,11 +41,28 @@ reachable() { # host:port
   (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
 }
 
+# Settings of a secured instance or signing credentials in the caller's shell would change what the
+# tests talk to and how: the tests set them where they need them.
+unset RMQ_INSTANCE RMQ_AUTH RMQ_TLS RMQ_TLS_CLIENT_AUTH RMQ_ACCESS_KEY RMQ_SECRET_KEY RMQ_SECURITY_TOKEN
+
+# The secured instance of the security tests (started by the tests themselves).
+secure() { RMQ_INSTANCE=secure bash "$RMQ" "$@"; }
+secure_was_running=0
+if secure env >/dev/null 2>&1; then secure_was_running=1; fi
+stop_secure() {
+  if [[ "$secure_was_running" == 0 ]] && secure env >/dev/null 2>&1; then secure stop || true; fi
+}
+
 if [[ -n "${NAMESRV_ADDR:-}" ]]; then
   if reachable "$NAMESRV_ADDR"; then
     say "using the RocketMQ at NAMESRV_ADDR=$NAMESRV_ADDR (RMQ_VERSIONS not used)"
-    cargo test --workspace "$@"
-    exec cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored
+    rc=0
+    cargo test --workspace "$@" || rc=$?
+    if [[ "$rc" == 0 ]]; then
+      cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored || rc=$?
+    fi
+    stop_secure
+    exit "$rc"
   fi
   say "NAMESRV_ADDR=$NAMESRV_ADDR does not answer; using a local RocketMQ instead"
   unset NAMESRV_ADDR
@@ -55,6 +76,7 @@ cleanup() {
   if [[ "$started" == 1 && "$was_running" == 0 ]]; then
     bash "$RMQ" stop || true
   fi
+  stop_secure
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -76,6 +98,11 @@ for v in "${exact[@]}"; do
   if [[ -n "$running" && "$running" != "$v" ]]; then
     say "stopping the local RocketMQ $running to test $v"
     bash "$RMQ" stop
+  fi
+  secure_running="$(secure env 2>/dev/null | sed -n 's/^export RMQ_VERSION=//p' || true)"
+  if [[ -n "$secure_running" && "$secure_running" != "$v" ]]; then
+    say "stopping the secured local RocketMQ $secure_running to test $v"
+    secure stop
   fi
   t0=$(date +%s)
   if ! env_lines="$(RMQ_VERSION="$v" bash "$RMQ" start)"; then

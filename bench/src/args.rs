@@ -3,6 +3,9 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
+use rmq_client_core::ClientConfig;
+use rmq_remoting::TlsConfig;
+
 use crate::error::{BenchError, Result};
 
 /// The `--name value` pairs of a command line.
@@ -57,6 +60,38 @@ impl Flags {
                 .map(Some)
                 .map_err(|_| BenchError::Args(format!("--{name}: cannot parse {v:?}"))),
         }
+    }
+
+    /// The client config of every mode: `--namesrv`, plus TLS with `--tls-ca PATH` (and
+    /// `--tls-cert` / `--tls-key` for a client certificate), plus signing with
+    /// `--access-key` / `--secret-key`.
+    pub(crate) fn client_config(&self, instance_name: Option<String>) -> Result<ClientConfig> {
+        let mut b = ClientConfig::builder().namesrv_addr(self.namesrv());
+        if let Some(name) = instance_name {
+            b = b.instance_name(name);
+        }
+        if let Some(ca) = self.values.get("tls-ca") {
+            let mut tls = TlsConfig::new().with_ca_file(ca);
+            if let (Some(cert), Some(key)) =
+                (self.values.get("tls-cert"), self.values.get("tls-key"))
+            {
+                tls = tls.with_client_cert(cert, key);
+            }
+            b = b.tls(tls);
+        }
+        match (self.values.get("access-key"), self.values.get("secret-key")) {
+            (Some(ak), Some(sk)) => b = b.credentials(ak, sk),
+            (None, None) => {}
+            _ => {
+                return Err(BenchError::Args(
+                    "--access-key and --secret-key go together".into(),
+                ));
+            }
+        }
+        b.build().map_err(|source| BenchError::Client {
+            what: "the client config".into(),
+            source,
+        })
     }
 
     /// The name server list: `--namesrv`, else `NAMESRV_ADDR`, else the local default.

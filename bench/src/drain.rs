@@ -75,7 +75,7 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
     let started = Instant::now();
     let consumer: PushConsumer = PushConsumer::builder()
         .group(a.group.clone())
-        .namesrv_addr(flags.namesrv())
+        .client_config(flags.client_config(None)?)
         .consume_from(ConsumeFrom::FirstOffset)
         .subscribe(a.topic.clone(), "*")
         .consume_concurrency(a.threads)
@@ -152,7 +152,7 @@ pub(crate) async fn drain_pull(flags: &Flags) -> Result<()> {
     let started = Instant::now();
     let consumer = rmq_consumer_pull::PullConsumer::builder()
         .group(a.group.clone())
-        .namesrv_addr(flags.namesrv())
+        .client_config(flags.client_config(None)?)
         .pull_timeout(PULL_TIMEOUT)
         .start()
         .await
@@ -247,7 +247,7 @@ pub(crate) async fn raw_pull(flags: &Flags) -> Result<()> {
     let stats = Arc::new(Stats::new(a.expect, None));
     let started = Instant::now();
     let queues = {
-        let instance = instance(&flags.namesrv(), "bench-raw")?;
+        let instance = instance(flags, "bench-raw")?;
         let q = queues_with_addrs(&instance, &a.topic).await?;
         instance.shutdown().await;
         q

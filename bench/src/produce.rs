@@ -27,7 +27,7 @@ fn body(size: usize) -> Bytes {
 async fn start_producer(flags: &Flags, name: &str) -> Result<Producer> {
     Producer::builder()
         .group(format!("{name}_{}", std::process::id()))
-        .namesrv_addr(flags.namesrv())
+        .client_config(flags.client_config(None)?)
         // As the Java benchmark Producer: never compress.
         .compress_over(usize::MAX)
         .start()

@@ -2,22 +2,16 @@
 
 use std::time::{Duration, Instant};
 
-use rmq_client_core::{ClientConfig, ClientInstance};
+use rmq_client_core::ClientInstance;
 use rmq_protocol::header::CreateTopicRequestHeader;
 
 use crate::args::Flags;
 use crate::error::{BenchError, Result};
 
-/// A started client instance for `namesrv` (instance name unique per process).
-pub(crate) fn instance(namesrv: &str, name: &str) -> Result<ClientInstance> {
-    let config = ClientConfig::builder()
-        .namesrv_addr(namesrv)
-        .instance_name(format!("{name}-{}", std::process::id()))
-        .build()
-        .map_err(|source| BenchError::Client {
-            what: format!("client config for name server {namesrv}"),
-            source,
-        })?;
+/// A started client instance for the flags' name server, TLS and credentials (instance name
+/// unique per process).
+pub(crate) fn instance(flags: &Flags, name: &str) -> Result<ClientInstance> {
+    let config = flags.client_config(Some(format!("{name}-{}", std::process::id())))?;
     ClientInstance::get_or_start(config).map_err(|source| BenchError::Client {
         what: "starting the client instance".into(),
         source,
@@ -60,7 +54,7 @@ async fn broker_addr(flags: &Flags, instance: &ClientInstance) -> Result<String>
 pub(crate) async fn create_topic(flags: &Flags) -> Result<()> {
     let topic: String = flags.required("topic")?;
     let queues: i32 = flags.get("queues", 8)?;
-    let instance = instance(&flags.namesrv(), "bench-admin")?;
+    let instance = instance(flags, "bench-admin")?;
     let addr = broker_addr(flags, &instance).await?;
     instance
         .create_topic(&addr, CreateTopicRequestHeader::new(topic.clone(), queues))

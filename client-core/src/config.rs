@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmq_remoting::{ClientOptions, RpcHook};
 
+use crate::auth::{AclSigner, Credentials};
 use crate::error::{Error, Result};
 
 /// The environment variable read for the default name-server list
@@ -53,6 +54,9 @@ pub struct ClientConfig {
     heartbeat_broker_interval: Duration,
     persist_consumer_offset_interval: Duration,
     vip_channel_enabled: bool,
+    credentials: Option<Credentials>,
+    #[cfg(feature = "tls")]
+    tls: Option<rmq_remoting::TlsConfig>,
     remoting: ClientOptions,
 }
 
@@ -71,8 +75,9 @@ impl fmt::Debug for ClientConfig {
                 &self.persist_consumer_offset_interval,
             )
             .field("vip_channel_enabled", &self.vip_channel_enabled)
+            .field("credentials", &self.credentials)
             .field("remoting", &self.remoting)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -159,6 +164,21 @@ impl ClientConfig {
         self.vip_channel_enabled
     }
 
+    /// The credentials every request is signed with (ACL), if any. Java
+    /// `AclClientRPCHook`'s `SessionCredentials`; default: from the
+    /// `RMQ_ACCESS_KEY` / `RMQ_SECRET_KEY` (/ `RMQ_SECURITY_TOKEN`)
+    /// environment variables, else none.
+    pub fn credentials(&self) -> Option<&Credentials> {
+        self.credentials.as_ref()
+    }
+
+    /// The TLS settings of every name-server and broker connection, if TLS
+    /// is on. Default: plaintext.
+    #[cfg(feature = "tls")]
+    pub fn tls(&self) -> Option<&rmq_remoting::TlsConfig> {
+        self.tls.as_ref()
+    }
+
     /// Options handed to the remoting client (connect timeout, RPC hook,
     /// serialization). Default: [`ClientOptions::default`].
     pub fn remoting_options(&self) -> &ClientOptions {
@@ -220,6 +240,9 @@ pub struct ClientConfigBuilder {
     heartbeat_broker_interval: Option<Duration>,
     persist_consumer_offset_interval: Option<Duration>,
     vip_channel_enabled: bool,
+    credentials: Option<Credentials>,
+    #[cfg(feature = "tls")]
+    tls: Option<rmq_remoting::TlsConfig>,
     remoting: Option<ClientOptions>,
 }
 
@@ -229,6 +252,7 @@ impl fmt::Debug for ClientConfigBuilder {
             .field("namesrv_addrs", &self.namesrv_addrs)
             .field("instance_name", &self.instance_name)
             .field("client_ip", &self.client_ip)
+            .field("credentials", &self.credentials)
             .finish_non_exhaustive()
     }
 }
@@ -308,6 +332,58 @@ impl ClientConfigBuilder {
         self
     }
 
+    /// Signs every request (producers, consumers, heartbeats, offsets,
+    /// send-back, locks) with `access_key` / `secret_key` for a broker with
+    /// ACL: 5.x ACL 2.0 (the user name and its password) or 4.9.x ACL 1.0
+    /// (`plain_acl.yml`). Java `new AclClientRPCHook(new
+    /// SessionCredentials(ak, sk))`. The secret never appears in `Debug`
+    /// output or logs.
+    ///
+    /// Default: `RMQ_ACCESS_KEY` / `RMQ_SECRET_KEY` from the environment
+    /// when both are set (ignored when an [`rpc_hook`](Self::rpc_hook) is
+    /// installed), else unsigned.
+    pub fn credentials(
+        mut self,
+        access_key: impl Into<String>,
+        secret_key: impl Into<String>,
+    ) -> Self {
+        let token = self.credentials.take().and_then(|c| c.security_token);
+        let mut c = Credentials::new(access_key, secret_key);
+        c.security_token = token;
+        self.credentials = Some(c);
+        self
+    }
+
+    /// A security token sent (and signed) with the credentials (Java
+    /// `SessionCredentials.securityToken`); needs
+    /// [`credentials`](Self::credentials).
+    pub fn security_token(mut self, token: impl Into<String>) -> Self {
+        let c = self
+            .credentials
+            .take()
+            .unwrap_or_else(|| Credentials::new("", ""));
+        self.credentials = Some(c.with_security_token(token));
+        self
+    }
+
+    /// Like [`credentials`](Self::credentials), from a [`Credentials`] value.
+    pub fn with_credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// Speaks TLS to every name server and broker (Java `useTLS`), with
+    /// the trust roots, client certificate and server name of `tls`; the
+    /// certificates are loaded by [`build`](Self::build). For brokers
+    /// started with `-Dtls.server.mode=enforcing` (or `permissive`).
+    ///
+    /// Default: plaintext.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: rmq_remoting::TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Remoting options (connect timeout, serialization, RPC hook). Default:
     /// [`ClientOptions::default`].
     pub fn remoting_options(mut self, options: ClientOptions) -> Self {
@@ -330,8 +406,43 @@ impl ClientConfigBuilder {
     /// [`Error::Config`] when no name server is given (neither here nor in
     /// `NAMESRV_ADDR`), an address is not `host:port`, the instance name,
     /// client IP or unit name is empty or contains `@`, or a timeout or
-    /// interval is zero.
+    /// interval is zero, credentials have an empty key (or a security token
+    /// without keys), only one of `RMQ_ACCESS_KEY` / `RMQ_SECRET_KEY` is
+    /// set, or credentials are combined with a custom RPC hook.
     pub fn build(self) -> Result<ClientConfig> {
+        let mut remoting = self.remoting.unwrap_or_default();
+        let credentials = match self.credentials {
+            Some(c) => {
+                c.validate()?;
+                if remoting.rpc_hook().is_some() {
+                    return Err(Error::Config(
+                        "credentials and a custom RPC hook cannot be combined: one hook signs; \
+                         sign in your hook (see rmq_client_core::AclSigner) or drop it"
+                            .into(),
+                    ));
+                }
+                Some(c)
+            }
+            None if remoting.rpc_hook().is_none() => Credentials::from_env()?,
+            None => None,
+        };
+        if let Some(c) = &credentials {
+            remoting = remoting.with_rpc_hook(Arc::new(AclSigner::new(c)));
+        }
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let connector = tls.connector().map_err(|e| {
+                let mut text = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    text.push_str(": ");
+                    text.push_str(&s.to_string());
+                    source = s.source();
+                }
+                Error::Config(text)
+            })?;
+            remoting = remoting.with_tls(connector);
+        }
         let namesrv_addrs = match self.namesrv_addrs {
             Some(addrs) => addrs,
             None => std::env::var(NAMESRV_ADDR_ENV)
@@ -356,7 +467,10 @@ impl ClientConfigBuilder {
                 .persist_consumer_offset_interval
                 .unwrap_or(Duration::from_secs(5)),
             vip_channel_enabled: self.vip_channel_enabled,
-            remoting: self.remoting.unwrap_or_default(),
+            credentials,
+            #[cfg(feature = "tls")]
+            tls: self.tls,
+            remoting,
         };
         validate(&config)?;
         Ok(config)
@@ -526,6 +640,44 @@ mod tests {
         let mut named = base().instance_name("mine").build().unwrap();
         named.change_instance_name_to_pid();
         assert_eq!(named.instance_name(), "mine");
+    }
+
+    #[test]
+    fn credentials_sign_and_stay_secret() {
+        let c = base()
+            .credentials("alice", "top-secret-key")
+            .security_token("the-token")
+            .build()
+            .unwrap();
+        assert_eq!(c.credentials().map(Credentials::access_key), Some("alice"));
+        assert!(c.credentials().is_some_and(Credentials::has_security_token));
+        let hook = c.remoting_options().rpc_hook().unwrap();
+        let mut req =
+            rmq_protocol::RemotingCommand::new_request(rmq_protocol::RequestCode::HEART_BEAT);
+        hook.before_request("a:1", &mut req);
+        assert_eq!(req.ext_field("AccessKey"), Some("alice"));
+        assert_eq!(req.ext_field("SecurityToken"), Some("the-token"));
+        assert!(req.ext_field("Signature").is_some());
+        let text = format!("{c:?} {:?}", base().credentials("alice", "top-secret-key"));
+        assert!(text.contains("alice"), "{text}");
+        assert!(
+            !text.contains("top-secret-key") && !text.contains("the-token"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bad_credentials_are_rejected() {
+        for b in [
+            base().credentials("", "sk"),
+            base().credentials("ak", ""),
+            base().security_token("t"),
+            base()
+                .rpc_hook(Arc::new(AclSigner::new(&Credentials::new("a", "b"))))
+                .credentials("ak", "sk"),
+        ] {
+            assert!(matches!(b.build(), Err(Error::Config(_))));
+        }
     }
 
     #[test]

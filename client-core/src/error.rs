@@ -2,6 +2,8 @@
 
 use rmq_protocol::{RequestCode, ResponseCode};
 
+use crate::auth::AuthRefusal;
+
 /// Errors of [`ClientInstance`](crate::ClientInstance) calls and
 /// [`ClientConfig`](crate::ClientConfig) building.
 #[non_exhaustive]
@@ -23,6 +25,15 @@ pub enum Error {
         /// The peer's remark (its error text), if any.
         remark: Option<String>,
     },
+
+    /// The broker refused the request's credentials (authentication: no or
+    /// unknown access key, wrong secret key) or the user's permissions
+    /// (authorization: no Pub/Sub on the topic or group). Not retryable:
+    /// fix the access key, secret key or the user's ACL. Both broker lines
+    /// map here: 5.x (ACL 2.0) answers NO_PERMISSION, 4.9.x (ACL 1.0)
+    /// SYSTEM_ERROR with an `AclException` remark.
+    #[error("{0}")]
+    Auth(Box<AuthRefusal>),
 
     /// The request could not be delivered or answered (connect failure,
     /// timeout, closed connection, shut-down remoting client).
@@ -92,12 +103,7 @@ impl From<rmq_remoting::Error> for Error {
                 request,
                 code,
                 remark,
-            } => Error::Broker {
-                addr,
-                request,
-                code,
-                remark,
-            },
+            } => Error::refused(addr, request, code, remark),
             other => Error::Remoting(other),
         }
     }
@@ -129,12 +135,102 @@ impl Error {
         }
     }
 
+    /// Whether a TLS certificate was rejected, by this client (the
+    /// server's is not trusted) or by the server (ours is missing or not
+    /// trusted); see [`rmq_remoting::Error::is_certificate_error`].
+    pub fn is_certificate_error(&self) -> bool {
+        match self {
+            Error::Remoting(e) => e.is_certificate_error(),
+            Error::NameServerUnavailable {
+                source: Some(e), ..
+            } => e.is_certificate_error(),
+            _ => false,
+        }
+    }
+
     /// The peer's response code, for [`Error::Broker`].
     pub fn response_code(&self) -> Option<ResponseCode> {
         match self {
             Error::Broker { code, .. } => Some(*code),
+            Error::Auth(r) => Some(r.code),
             _ => None,
         }
+    }
+
+    /// Whether the broker refused the credentials or the user's
+    /// permissions ([`Error::Auth`]), also when the refusal ended a
+    /// name-server failover.
+    pub fn is_auth(&self) -> bool {
+        match self {
+            Error::Auth(_) => true,
+            Error::NameServerUnavailable {
+                source: Some(e), ..
+            } => e.is_auth(),
+            _ => false,
+        }
+    }
+
+    /// The refusal, for [`Error::Auth`].
+    pub fn auth_refusal(&self) -> Option<&AuthRefusal> {
+        match self {
+            Error::Auth(r) => Some(r),
+            Error::NameServerUnavailable {
+                source: Some(e), ..
+            } => e.auth_refusal(),
+            _ => None,
+        }
+    }
+
+    /// [`Error::Auth`] for an authentication or authorization refusal
+    /// ([`is_auth_refusal`](crate::auth::is_auth_refusal)), else
+    /// [`Error::Broker`].
+    pub(crate) fn refused(
+        addr: String,
+        request: RequestCode,
+        code: ResponseCode,
+        remark: Option<String>,
+    ) -> Self {
+        if crate::auth::is_auth_refusal(code, remark.as_deref()) {
+            Error::Auth(Box::new(AuthRefusal {
+                addr,
+                request,
+                access_key: None,
+                topic: None,
+                group: None,
+                code,
+                remark,
+            }))
+        } else {
+            Error::Broker {
+                addr,
+                request,
+                code,
+                remark,
+            }
+        }
+    }
+
+    /// Fills in what an [`Error::Auth`] names: the access key the client
+    /// signs with, and the request's topic and group when the caller knows
+    /// them. Other errors are returned unchanged.
+    pub(crate) fn in_context(
+        mut self,
+        signer: Option<&str>,
+        request_topic: Option<&str>,
+        request_group: Option<&str>,
+    ) -> Self {
+        if let Error::Auth(r) = &mut self {
+            if r.access_key.is_none() {
+                r.access_key = signer.map(str::to_owned);
+            }
+            if r.topic.is_none() {
+                r.topic = request_topic.map(str::to_owned);
+            }
+            if r.group.is_none() {
+                r.group = request_group.map(str::to_owned);
+            }
+        }
+        self
     }
 
     /// Builds [`Error::Broker`] from a response that was not accepted.
@@ -143,12 +239,12 @@ impl Error {
         request: RequestCode,
         response: &rmq_protocol::RemotingCommand,
     ) -> Self {
-        Error::Broker {
-            addr: addr.to_owned(),
+        Error::refused(
+            addr.to_owned(),
             request,
-            code: response.response_code(),
-            remark: response.remark.clone(),
-        }
+            response.response_code(),
+            response.remark.clone(),
+        )
     }
 }
 
@@ -169,6 +265,48 @@ mod tests {
         assert!(e.is_retryable());
         assert!(e.to_string().contains("busy"));
         assert!(!Error::Shutdown.is_retryable());
+    }
+
+    #[test]
+    fn auth_refusals_are_typed_and_not_retried() {
+        let e: Error = rmq_remoting::Error::Response {
+            addr: "127.0.0.1:10911".into(),
+            request: RequestCode::SEND_MESSAGE_V2,
+            code: ResponseCode::NO_PERMISSION,
+            remark: Some("check signature failed.".into()),
+        }
+        .into();
+        assert!(e.is_auth());
+        assert!(!e.is_retryable());
+        assert_eq!(e.response_code(), Some(ResponseCode::NO_PERMISSION));
+        let e = e.in_context(Some("alice"), Some("orders"), Some("g1"));
+        let text = e.to_string();
+        for part in [
+            "127.0.0.1:10911",
+            "alice",
+            "orders",
+            "g1",
+            "check signature failed.",
+        ] {
+            assert!(text.contains(part), "{part} missing in {text}");
+        }
+        // 4.9.x: SYSTEM_ERROR with an AclException remark.
+        let old = Error::refused(
+            "a:1".into(),
+            RequestCode::PULL_MESSAGE,
+            ResponseCode::SYSTEM_ERROR,
+            Some("No acl config for bob".into()),
+        );
+        assert!(old.is_auth() && !old.is_retryable());
+        assert!(old.to_string().contains("no credentials configured"));
+        // A topic that forbids writes stays an ordinary, retryable refusal.
+        let perm = Error::refused(
+            "a:1".into(),
+            RequestCode::SEND_MESSAGE_V2,
+            ResponseCode::NO_PERMISSION,
+            Some("the topic[T] sending message is forbidden".into()),
+        );
+        assert!(!perm.is_auth() && perm.is_retryable());
     }
 
     #[test]

@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod auth;
 mod clock;
 mod config;
 mod config_source;
@@ -30,6 +31,7 @@ mod route;
 pub use api::admin::{Connection, ProducerConnection};
 pub use api::pull::{PullResult, PullStatus};
 pub use api::send::{SendResult, SendStatus};
+pub use auth::{AUTH_FAILURE_BACKOFF, AclSigner, AuthRefusal, Credentials};
 pub use clock::now_ms;
 pub use config::{
     ClientConfig, ClientConfigBuilder, DEFAULT_CONSUMER_GROUP, DEFAULT_INSTANCE_NAME,

@@ -181,6 +181,18 @@ impl<K: Kind> Error<K> {
         }
     }
 
+    /// Whether a broker refused the credentials or the user's permissions
+    /// ([`rmq_client_core::Error::is_auth`]); the text names the access
+    /// key, the topic and the group.
+    pub fn is_auth(&self) -> bool {
+        match self {
+            Error::Client(e) | Error::Pull { source: e, .. } => e.is_auth(),
+            Error::OffsetStore(e) => e.is_auth(),
+            Error::StartOffset { source, .. } => source.is_auth(),
+            _ => false,
+        }
+    }
+
     /// Whether a call timed out.
     pub fn is_timeout(&self) -> bool {
         match self {

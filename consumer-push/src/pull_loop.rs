@@ -256,6 +256,9 @@ impl PullLoop {
 
     async fn on_error(&mut self, e: rmq_client_core::Error) -> Next {
         let cfg = &self.inner.config;
+        if e.is_auth() {
+            return self.on_auth_failure(&e);
+        }
         match e.response_code() {
             Some(ResponseCode::FLOW_CONTROL) => {
                 debug!(error = %e, "broker flow control");
@@ -273,6 +276,24 @@ impl PullLoop {
                 Next::After(cfg.pull_delay_when_exception)
             }
         }
+    }
+}
+
+impl PullLoop {
+    /// The one place where the push consumer observes a refused credential
+    /// or permission: logged at warn (the text names the access key, topic
+    /// and group), then the queue backs off for
+    /// [`AUTH_FAILURE_BACKOFF`](rmq_client_core::AUTH_FAILURE_BACKOFF).
+    fn on_auth_failure(&self, e: &rmq_client_core::Error) -> Next {
+        if !self.cancel.is_cancelled() {
+            warn!(
+                offset = self.next_offset,
+                error = %e,
+                backoff = ?rmq_client_core::AUTH_FAILURE_BACKOFF,
+                "pull refused: not authenticated or not authorized; backing off"
+            );
+        }
+        Next::After(rmq_client_core::AUTH_FAILURE_BACKOFF)
     }
 }
 

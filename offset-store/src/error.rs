@@ -111,6 +111,16 @@ impl Error {
         }
     }
 
+    /// Whether a broker refused the credentials or the user's permissions
+    /// ([`rmq_client_core::Error::is_auth`]).
+    pub fn is_auth(&self) -> bool {
+        match self {
+            Error::Client(e) => e.is_auth(),
+            Error::Persist { source, .. } => source.is_auth(),
+            _ => false,
+        }
+    }
+
     /// Whether this is (or, for [`Error::Persist`], starts with) a timeout.
     pub fn is_timeout(&self) -> bool {
         match self {

@@ -213,6 +213,17 @@ impl Error {
         }
     }
 
+    /// Whether the broker refused the credentials or the user's
+    /// permissions ([`rmq_client_core::Error::is_auth`]). Such a send is
+    /// not retried; the message is handed back in [`Error::Send`].
+    pub fn is_auth(&self) -> bool {
+        match self.inner() {
+            Error::Client(e) => e.is_auth(),
+            Error::Timeout { last: Some(e), .. } => e.is_auth(),
+            _ => false,
+        }
+    }
+
     /// Whether the send timed out (the producer's send timeout, or a call
     /// or connect timeout underneath).
     pub fn is_timeout(&self) -> bool {

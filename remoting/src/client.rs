@@ -118,7 +118,11 @@ impl RemotingClient {
     ) -> Result<RemotingCommand> {
         self.prepare(addr, &mut request)?;
         let code = request.request_code();
-        let hook = self.options().rpc_hook().cloned();
+        let hook = self
+            .options()
+            .rpc_hook()
+            .filter(|h| h.observes_responses())
+            .cloned();
         let request_copy = hook.as_ref().map(|_| request.clone());
         let span = debug_span!("request", addr, code = ?code, opaque = field::Empty);
         let started = Instant::now();
@@ -412,12 +416,46 @@ async fn connect_tcp(shared: &Arc<ClientShared>, addr: &str) -> Result<Connectio
             debug!(addr, error = %e, "cannot set TCP_NODELAY");
         }
     }
-    if shared.mark_connected(addr) {
-        warn!(addr, "reconnected");
-    } else {
-        info!(addr, "connected");
+    #[cfg(feature = "tls")]
+    if let Some(tls) = shared.options.tls() {
+        let handshake = tokio::select! {
+            biased;
+            () = shared.cancel.cancelled() => return Err(Error::Shutdown),
+            r = tokio::time::timeout(timeout, tls.handshake(addr, stream)) => r,
+        };
+        let stream = match handshake {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(source)) => {
+                warn!(addr, error = %source, "TLS handshake failed");
+                return Err(Error::Tls {
+                    addr: addr.to_owned(),
+                    source,
+                });
+            }
+            Err(_elapsed) => {
+                warn!(addr, ?timeout, "TLS handshake timed out");
+                return Err(Error::Tls {
+                    addr: addr.to_owned(),
+                    source: io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no TLS handshake within {timeout:?} (does the peer speak TLS?)"),
+                    ),
+                });
+            }
+        };
+        log_connected(shared, addr, "TLS");
+        return Ok(spawn_connection(shared, addr, stream));
     }
+    log_connected(shared, addr, "plaintext");
     Ok(spawn_connection(shared, addr, stream))
+}
+
+fn log_connected(shared: &ClientShared, addr: &str, transport: &'static str) {
+    if shared.mark_connected(addr) {
+        warn!(addr, transport, "reconnected");
+    } else {
+        info!(addr, transport, "connected");
+    }
 }
 
 #[cfg(test)]

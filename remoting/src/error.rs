@@ -30,6 +30,22 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// The TLS handshake with `addr` failed: its certificate is not trusted
+    /// (unknown CA, another name, expired), the server refused ours (or
+    /// wants one), or the peer does not speak TLS. The request was never
+    /// sent; retrying will not help until the TLS settings or certificates
+    /// change.
+    #[error(
+        "TLS handshake with {addr} failed; check the CA, the server name and the client certificate"
+    )]
+    Tls {
+        /// The address, as passed to the call.
+        addr: String,
+        /// What rustls reported (e.g. `invalid peer certificate: UnknownIssuer`).
+        #[source]
+        source: io::Error,
+    },
+
     /// No response arrived within the call's timeout.
     ///
     /// The timeout covers connecting, waiting for room in the write queue and
@@ -115,6 +131,22 @@ impl Error {
         }
     }
 
+    /// Whether a certificate was rejected: the server's by this client (a
+    /// TLS handshake error), or this client's by the server (a TLS alert
+    /// such as "certificate required" that closed the connection after the
+    /// handshake, as TLS 1.3 servers do). Always `false` without the `tls`
+    /// feature.
+    pub fn is_certificate_error(&self) -> bool {
+        match self {
+            Error::Tls { source, .. } => is_certificate_io_error(source),
+            Error::ConnectionClosed {
+                reason: CloseReason::Read(e),
+                ..
+            } => is_certificate_io_error(e),
+            _ => false,
+        }
+    }
+
     /// Whether the connection closed under the request.
     pub fn is_connection_closed(&self) -> bool {
         matches!(self, Error::ConnectionClosed { .. })
@@ -124,7 +156,7 @@ impl Error {
     /// again cannot duplicate it.
     pub fn is_retry_safe(&self) -> bool {
         match self {
-            Error::Connect { .. } => true,
+            Error::Connect { .. } | Error::Tls { .. } => true,
             Error::Timeout { written, .. } | Error::ConnectionClosed { written, .. } => !written,
             _ => false,
         }
@@ -141,6 +173,16 @@ impl Error {
             Error::Connect { .. } | Error::Timeout { .. } | Error::ConnectionClosed { .. }
         )
     }
+}
+
+#[cfg(feature = "tls")]
+fn is_certificate_io_error(e: &io::Error) -> bool {
+    crate::tls::is_certificate_error(e)
+}
+
+#[cfg(not(feature = "tls"))]
+fn is_certificate_io_error(_e: &io::Error) -> bool {
+    false
 }
 
 /// Why a connection closed (the source of [`Error::ConnectionClosed`]).

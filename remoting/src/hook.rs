@@ -70,6 +70,15 @@ pub trait RpcHook: Send + Sync + 'static {
         let _ = (addr, request);
     }
 
+    /// Whether [`after_response`](RpcHook::after_response) wants to be
+    /// called. `false` spares the client a copy of every request (kept only
+    /// to be handed to `after_response`); signing hooks return `false`.
+    ///
+    /// Default: `true`.
+    fn observes_responses(&self) -> bool {
+        true
+    }
+
     /// Called when `response` to `request` arrived from `addr`, before
     /// [`invoke`](crate::RemotingClient::invoke) returns it.
     fn after_response(

@@ -34,9 +34,13 @@ mod error;
 mod hook;
 mod options;
 mod shared;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use client::RemotingClient;
 pub use error::{CloseReason, Error, Result};
 pub use hook::{BoxFuture, RequestHandler, RpcHook};
 pub use options::ClientOptions;
 pub use rmq_protocol::RemotingCommand;
+#[cfg(feature = "tls")]
+pub use tls::{TlsConfig, TlsConnector, TlsSetupError};

@@ -30,6 +30,8 @@ pub struct ClientOptions {
     serialize_type: SerializeType,
     tcp_nodelay: bool,
     rpc_hook: Option<Arc<dyn RpcHook>>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::TlsConnector>,
 }
 
 impl Default for ClientOptions {
@@ -41,14 +43,18 @@ impl Default for ClientOptions {
             serialize_type: SerializeType::Json,
             tcp_nodelay: true,
             rpc_hook: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
 
 impl fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientOptions")
-            .field("connect_timeout", &self.connect_timeout)
+        let mut d = f.debug_struct("ClientOptions");
+        #[cfg(feature = "tls")]
+        d.field("tls", &self.tls);
+        d.field("connect_timeout", &self.connect_timeout)
             .field("max_frame_len", &self.max_frame_len)
             .field("write_queue_capacity", &self.write_queue_capacity)
             .field("serialize_type", &self.serialize_type)
@@ -112,6 +118,24 @@ impl ClientOptions {
     pub fn with_rpc_hook(mut self, hook: Arc<dyn RpcHook>) -> Self {
         self.rpc_hook = Some(hook);
         self
+    }
+
+    /// Speaks TLS on every connection (Java `useTLS` /
+    /// `-Dtls.enable=true`): the handshake runs after the TCP connect,
+    /// within the connect timeout. Build the connector with
+    /// [`TlsConfig::connector`](crate::TlsConfig::connector).
+    ///
+    /// Default: plaintext.
+    #[cfg(feature = "tls")]
+    pub fn with_tls(mut self, tls: crate::tls::TlsConnector) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The TLS connector, if connections use TLS.
+    #[cfg(feature = "tls")]
+    pub fn tls(&self) -> Option<&crate::tls::TlsConnector> {
+        self.tls.as_ref()
     }
 
     /// The connect timeout.

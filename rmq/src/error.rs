@@ -48,6 +48,21 @@ impl Error {
         }
     }
 
+    /// Whether a broker refused the credentials or the user's permissions
+    /// (ACL): not retryable until the keys or the ACL change.
+    pub fn is_auth(&self) -> bool {
+        match self {
+            Error::Protocol(_) | Error::Remoting(_) => false,
+            Error::Client(e) => e.is_auth(),
+            #[cfg(feature = "producer")]
+            Error::Producer(e) => e.is_auth(),
+            #[cfg(feature = "consumer-push")]
+            Error::PushConsumer(e) => e.is_auth(),
+            #[cfg(feature = "consumer-pull")]
+            Error::PullConsumer(e) => e.is_auth(),
+        }
+    }
+
     /// Whether the operation timed out.
     pub fn is_timeout(&self) -> bool {
         match self {

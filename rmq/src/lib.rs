@@ -26,8 +26,11 @@ pub use rmq_client_core as client_core;
 pub use rmq_protocol as protocol;
 pub use rmq_remoting as remoting;
 
-pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
+pub use rmq_client_core::{ClientConfig, Credentials, SendResult, SendStatus};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
+/// TLS settings (feature `tls`).
+#[cfg(feature = "tls")]
+pub use rmq_remoting::TlsConfig;
 
 /// The producer layer.
 #[cfg(feature = "producer")]
@@ -65,7 +68,11 @@ pub use rmq_offset_store::{OffsetStore, OffsetTable, PersistMode, ReadOffsetType
 
 /// What the common case needs: `use rmq::prelude::*;`.
 pub mod prelude {
-    pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};
+    #[cfg(feature = "tls")]
+    pub use crate::TlsConfig;
+    pub use crate::{
+        ClientConfig, Credentials, Message, MessageExt, MessageQueue, SendResult, SendStatus,
+    };
     #[cfg(feature = "consumer-push")]
     pub use crate::{
         ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, OrderlyContext,

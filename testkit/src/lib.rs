@@ -10,6 +10,7 @@
 //! * [`client`]: bounded waits, a fresh client instance, a minimal consumer handle (for the
 //!   crates above `rmq-client-core`).
 //! * [`registered_brokers`]: what the name server currently lists (raw, std-only request).
+//! * [`secure`]: a second, secured local RocketMQ (ACL + TLS + mTLS) for the security tests.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -28,6 +29,8 @@ pub mod client;
 mod names;
 pub mod proxy;
 mod script;
+#[cfg(feature = "secure")]
+pub mod secure;
 mod wire;
 
 pub use broker::{

@@ -61,10 +61,20 @@ pub(crate) fn parse_exports(stdout: &str) -> BTreeMap<String, String> {
 ///
 /// Returns an error string when the script cannot be spawned at all.
 pub(crate) fn run(args: &[&str], timeout: Duration) -> Result<ScriptOutput, String> {
+    run_with_env(args, &[], timeout)
+}
+
+/// Like [`run`], with extra environment variables for the script.
+pub(crate) fn run_with_env(
+    args: &[&str],
+    envs: &[(&str, String)],
+    timeout: Duration,
+) -> Result<ScriptOutput, String> {
     let script = script_path();
     let mut child = Command::new("bash")
         .arg(&script)
         .args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -64,7 +64,8 @@ impl ClientInstance {
                 self.inner.config.request_timeout(),
                 &[ResponseCode::SUCCESS],
             )
-            .await?;
+            .await
+            .map_err(|e| self.inner.refusal(e, Some(&header.topic), None))?;
         Ok(())
     }
 
@@ -92,7 +93,8 @@ impl ClientInstance {
                 self.inner.config.request_timeout(),
                 &[ResponseCode::SUCCESS],
             )
-            .await?;
+            .await
+            .map_err(|e| self.inner.refusal(e, None, Some(group)))?;
         Ok(lenient_json::decode(&response.body, "ProducerConnection")?)
     }
 }

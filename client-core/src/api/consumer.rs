@@ -28,7 +28,8 @@ impl ClientInstance {
         self.inner
             .remoting
             .invoke_expect(addr, request, SEND_BACK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await?;
+            .await
+            .map_err(|e| self.inner.refusal(e, None, Some(&header.group)))?;
         Ok(())
     }
 
@@ -49,6 +50,7 @@ impl ClientInstance {
         let timeout = self.inner.config.request_timeout();
         let response = self.inner.remoting.invoke(addr, request, timeout).await?;
         consumer_id_list_from_response(addr, &response)
+            .map_err(|e| self.inner.refusal(e, None, Some(group)))
     }
 
     /// Locks `mqs` (queues of the broker at `addr`) for this client in
@@ -71,7 +73,8 @@ impl ClientInstance {
             .inner
             .remoting
             .invoke_expect(addr, request, LOCK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await?;
+            .await
+            .map_err(|e| self.inner.refusal(e, None, Some(group)))?;
         let locked = LockBatchResponseBody::decode(&response.body)?;
         Ok(locked.lock_ok_mq_set.into_iter().collect())
     }
@@ -101,7 +104,8 @@ impl ClientInstance {
             self.inner
                 .remoting
                 .invoke_expect(addr, request, LOCK_TIMEOUT, &[ResponseCode::SUCCESS])
-                .await?;
+                .await
+                .map_err(|e| self.inner.refusal(e, None, Some(group)))?;
         }
         Ok(())
     }

@@ -37,7 +37,11 @@ impl ClientInstance {
                 Ok(Some(h.offset))
             }
             ResponseCode::QUERY_NOT_FOUND => Ok(None),
-            _ => Err(Error::broker(addr, code, &response)),
+            _ => Err(self.inner.refusal(
+                Error::broker(addr, code, &response),
+                Some(&header.topic),
+                Some(&header.consumer_group),
+            )),
         }
     }
 
@@ -57,7 +61,11 @@ impl ClientInstance {
         self.inner
             .remoting
             .invoke_expect(addr, request, OFFSET_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await?;
+            .await
+            .map_err(|e| {
+                self.inner
+                    .refusal(e, Some(&header.topic), Some(&header.consumer_group))
+            })?;
         Ok(())
     }
 
@@ -103,6 +111,7 @@ impl ClientInstance {
         self.offset_call(
             addr,
             RemotingCommand::request(RequestCode::GET_MAX_OFFSET, &header),
+            topic,
         )
         .await
     }
@@ -127,6 +136,7 @@ impl ClientInstance {
         self.offset_call(
             addr,
             RemotingCommand::request(RequestCode::GET_MIN_OFFSET, &header),
+            topic,
         )
         .await
     }
@@ -156,17 +166,19 @@ impl ClientInstance {
         self.offset_call(
             addr,
             RemotingCommand::request(RequestCode::SEARCH_OFFSET_BY_TIMESTAMP, &header),
+            topic,
         )
         .await
     }
 
-    async fn offset_call(&self, addr: &str, request: RemotingCommand) -> Result<i64> {
+    async fn offset_call(&self, addr: &str, request: RemotingCommand, topic: &str) -> Result<i64> {
         let timeout = self.inner.config.request_timeout();
         let response = self
             .inner
             .remoting
             .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-            .await?;
+            .await
+            .map_err(|e| self.inner.refusal(e, Some(topic), None))?;
         let h: OffsetResponseHeader = response.decode_header()?;
         Ok(h.offset)
     }

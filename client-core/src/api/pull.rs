@@ -157,7 +157,10 @@ impl ClientInstance {
         let timeout = timeout.unwrap_or_else(|| pull_timeout(&header));
         let request = RemotingCommand::request(code, &header);
         let response = self.inner.remoting.invoke(addr, request, timeout).await?;
-        PullResult::from_response(addr, code, response)
+        PullResult::from_response(addr, code, response).map_err(|e| {
+            self.inner
+                .refusal(e, Some(&header.topic), Some(&header.consumer_group))
+        })
     }
 }
 

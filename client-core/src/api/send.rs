@@ -188,6 +188,10 @@ impl ClientInstance {
         let request = RemotingCommand::request(code, &header).with_body(body);
         let response = self.inner.remoting.invoke(addr, request, timeout).await?;
         send_result_from_response(addr, code, &header.topic, broker_name, msg_id, &response)
+            .map_err(|e| {
+                self.inner
+                    .refusal(e, Some(&header.topic), Some(&header.producer_group))
+            })
     }
 
     /// Sends one message (SEND_MESSAGE_V2) oneway: resolves once the frame

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{debug, info, warn};
 
+use crate::auth::Credentials;
 use crate::config::ClientConfig;
 use crate::consumer::ConsumerHandle;
 use crate::error::{Error, Result};
@@ -98,6 +99,19 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    /// `e` with what an auth refusal names filled in: the access key this
+    /// client signs with, and the request's `topic` / `group` when known.
+    /// Every refusal of a broker call passes through here.
+    pub(crate) fn refusal(
+        &self,
+        e: impl Into<Error>,
+        topic: Option<&str>,
+        group: Option<&str>,
+    ) -> Error {
+        let signer = self.config.credentials().map(Credentials::access_key);
+        e.into().in_context(signer, topic, group)
+    }
+
     pub(crate) fn members(&self) -> MutexGuard<'_, Members> {
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
     }

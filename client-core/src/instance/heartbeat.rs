@@ -85,7 +85,8 @@ impl ClientInstance {
                     .inner
                     .remoting
                     .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-                    .await;
+                    .await
+                    .map_err(|e| self.inner.refusal(e, None, None));
                 match result {
                     Ok(_) => debug!(client_id = %self.inner.client_id, addr, "heartbeat sent"),
                     Err(e) => warn!(client_id = %self.inner.client_id, addr, error = %e, "heartbeat failed"),
@@ -119,7 +120,8 @@ impl ClientInstance {
                     .inner
                     .remoting
                     .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-                    .await;
+                    .await
+                    .map_err(|e| self.inner.refusal(e, None, None));
                 if let Err(e) = result {
                     warn!(client_id = %self.inner.client_id, addr, ?producer_group, ?consumer_group,
                         error = %e, "unregister failed");

@@ -310,7 +310,13 @@ impl PullTask {
 
     async fn on_error(&self, e: rmq_client_core::Error, offset: i64) -> Step {
         let inner = &self.inner;
-        let delay = inner.config.pull_delay_when_exception;
+        let mut delay = inner.config.pull_delay_when_exception;
+        if e.is_auth() {
+            // The one place where the lite consumer observes a refused
+            // credential or permission: reported once through poll/stream
+            // (below), logged at warn, and the queue backs off longer.
+            delay = delay.max(rmq_client_core::AUTH_FAILURE_BACKOFF);
+        }
         match e.response_code() {
             Some(ResponseCode::FLOW_CONTROL) => {
                 debug!(error = %e, "broker flow control");
