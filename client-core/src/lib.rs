@@ -32,6 +32,7 @@ mod config;
 mod consumer;
 mod error;
 mod instance;
+mod producer;
 mod route;
 
 pub use api::admin::{Connection, ProducerConnection};
@@ -44,4 +45,5 @@ pub use config::{
 pub use consumer::ConsumerHandle;
 pub use error::{Error, Result};
 pub use instance::ClientInstance;
+pub use producer::{ProducerHandle, TransactionCheckRequest};
 pub use route::TopicRouteInfo;

@@ -32,8 +32,15 @@ pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 /// The producer layer.
 #[cfg(feature = "producer")]
 pub use rmq_producer as producer;
+#[cfg(all(feature = "producer", not(feature = "consumer-push")))]
+pub use rmq_producer::async_trait;
 #[cfg(feature = "producer")]
 pub use rmq_producer::{Producer, ProducerBuilder, select_by_hash};
+#[cfg(feature = "producer")]
+pub use rmq_producer::{
+    TransactionListener, TransactionProducer, TransactionProducerBuilder, TransactionState,
+    transaction_fn,
+};
 
 /// The push consumer layer.
 #[cfg(feature = "consumer-push")]
@@ -56,6 +63,8 @@ pub use rmq_consumer_pull::{
 
 /// What the common case needs: `use rmq::prelude::*;`.
 pub mod prelude {
+    #[cfg(all(feature = "producer", not(feature = "consumer-push")))]
+    pub use crate::async_trait;
     pub use crate::{ClientConfig, Message, MessageExt, MessageQueue, SendResult, SendStatus};
     #[cfg(feature = "consumer-push")]
     pub use crate::{
@@ -64,5 +73,8 @@ pub mod prelude {
         orderly_listener_fn,
     };
     #[cfg(feature = "producer")]
-    pub use crate::{Producer, select_by_hash};
+    pub use crate::{
+        Producer, TransactionListener, TransactionProducer, TransactionState, select_by_hash,
+        transaction_fn,
+    };
 }

@@ -8,6 +8,7 @@ mod consumer;
 mod offset;
 pub mod pull;
 pub mod send;
+mod transaction;
 
 /// Timeout of CONSUMER_SEND_MSG_BACK (Java: 5 s).
 pub const SEND_BACK_TIMEOUT: Duration = Duration::from_secs(5);
