@@ -1,8 +1,22 @@
 //! Transactional producers for the tests (`tests/tx_*.rs`, `tx-child`): a listener whose `execute`
 //! does what the test's [`Local`] says and whose `check` decides by the message body
-//! ([`decide`]), recording every check; broker-side probes (producer connections, broker config).
+//! ([`decide`]), recording every check; broker-side probes (producer connections, broker config);
+//! the contract with the `tx-child` binary ([`TxChildMode`], [`spawn_tx_child`]).
+//!
+//! `tx-child` is a transactional producer in its own process, configured by environment
+//! variables; it appends one line per event to its output file:
+//!
+//! ```text
+//! #started <client id>                 the producer runs (heartbeats to the topic's broker)
+//! #half <msg_id> <body>                send mode: the half message is stored, execute now hangs
+//! #check <msg_id> <body> <state>       answer mode: a check-back answered with decide(body)
+//! ```
+//!
+//! It runs until its stdin closes (the test process ended) or it is killed.
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -17,6 +31,78 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::Env;
+use crate::child::{Child, ENV_GROUP, ENV_NAMESRV, ENV_OUT, ENV_TOPIC};
+
+/// `tx-child`: what it does ([`TxChildMode`]).
+pub const ENV_TX_MODE: &str = "RMQ_TX_CHILD_MODE";
+/// `tx-child` in send mode: the bodies of the transactions to begin, `,`-separated.
+pub const ENV_TX_BODIES: &str = "RMQ_TX_CHILD_BODIES";
+
+/// What a `tx-child` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxChildMode {
+    /// Begins one transaction per body; every `execute` reports `#half` and never returns, so no
+    /// END_TRANSACTION is ever sent.
+    Send,
+    /// Answers check-backs with [`decide`], reporting each.
+    Answer,
+}
+
+impl TxChildMode {
+    /// The value of [`ENV_TX_MODE`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxChildMode::Send => "send",
+            TxChildMode::Answer => "answer",
+        }
+    }
+
+    /// Parses the value of [`ENV_TX_MODE`].
+    pub fn parse(s: &str) -> Option<TxChildMode> {
+        match s {
+            "send" => Some(TxChildMode::Send),
+            "answer" => Some(TxChildMode::Answer),
+            _ => None,
+        }
+    }
+}
+
+/// Starts the `tx-child` binary at `bin` (`env!("CARGO_BIN_EXE_tx-child")`) as a producer of
+/// `group` on `topic`, writing to `out`; SIGKILLed when the handle drops.
+pub fn spawn_tx_child(
+    bin: &str,
+    namesrv: &str,
+    group: &str,
+    topic: &str,
+    out: &Path,
+    mode: TxChildMode,
+    bodies: &[&str],
+) -> Child {
+    let process = Command::new(bin)
+        .env(ENV_NAMESRV, namesrv)
+        .env(ENV_GROUP, group)
+        .env(ENV_TOPIC, topic)
+        .env(ENV_OUT, out)
+        .env(ENV_TX_MODE, mode.as_str())
+        .env(ENV_TX_BODIES, bodies.join(","))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    Child::from_process(process, out.to_owned())
+}
+
+/// The `#<event> ...` lines of a child's output, split into words.
+pub fn events(child: &Child, event: &str) -> Vec<Vec<String>> {
+    child
+        .lines()
+        .iter()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|l| l.split(' ').map(str::to_owned).collect::<Vec<_>>())
+        .filter(|w| w.first().is_some_and(|e| e == event))
+        .collect()
+}
 
 /// What `execute` does in a test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
