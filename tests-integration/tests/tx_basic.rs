@@ -126,12 +126,13 @@ async fn the_local_broker_checks_back_after_3_seconds() {
             Some("3000")
         );
         // 5.x batches the records of ended transactions; they must be written before the first
-        // check round can see the half message (4.9.x writes them at once and has no setting).
-        let batch = config.get("transactionOpBatchInterval").map(String::as_str);
+        // check round can see the half message. (4.9.x writes them at once: it has no such
+        // setting and only echoes the config file's line.)
         if env.broker.version_at_least(5, 0) {
-            assert_eq!(batch, Some("1000"));
-        } else {
-            assert_eq!(batch, None, "4.9.x has no op batching");
+            assert_eq!(
+                config.get("transactionOpBatchInterval").map(String::as_str),
+                Some("1000")
+            );
         }
         env.shutdown().await;
     })
