@@ -171,7 +171,10 @@ async fn run(namesrv: &str) -> Result<(), Box<dyn std::error::Error>> {
                 for m in msgs.iter().filter(|m| m.tags() == Some("order")) {
                     let id = m.keys().next().unwrap_or("?").to_owned();
                     println!("consumer: got {id} ({})", String::from_utf8_lossy(&m.body));
-                    consumed.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+                    consumed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(id);
                 }
                 arrived.notify_one();
                 ConsumeResult::Success
