@@ -237,8 +237,7 @@ async fn run(namesrv: &str) -> Result<(), Box<dyn std::error::Error>> {
     let rows: Vec<String> = orders
         .with_db(|db| {
             let mut q = db.prepare("SELECT id FROM orders ORDER BY id")?;
-            let ids = q.query_map([], |r| r.get(0))?.collect();
-            ids
+            q.query_map([], |r| r.get(0))?.collect()
         })
         .await
         .ok_or("the database task failed")??;

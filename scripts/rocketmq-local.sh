@@ -42,6 +42,9 @@
 #   RMQ_BROKER_EXTRA_CONF  extra broker.conf lines (newline-separated), appended last (e.g. ACL, TLS switches)
 #   JAVA_HOME          java to use (else `java` on PATH)
 #
+# Broker settings (write_broker_conf): test-friendly, e.g. quick transaction check-backs
+# (transactionTimeOut=3000, transactionCheckInterval=3000, transactionOpBatchInterval=1000 on 5.x).
+#
 # Files: jars in <repo>/.cache/rocketmq/<version>/lib (git-ignored; `.complete` marks a finished download);
 # the running instance lives in a fresh temp dir linked from <repo>/.cache/rocketmq/current.
 set -euo pipefail
