@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use local_rocketmq::LocalRocketMq;
+use local_rocketmq::{Outcome, run_example};
 use rmq::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::Notify;
@@ -134,15 +134,11 @@ impl TransactionListener<Order> for Orders {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let local = LocalRocketMq::ensure()?;
-    let namesrv = local.namesrv_addr.clone();
-    let outcome = run(&namesrv).await;
-    drop(local); // stops the local RocketMQ if this program started it
-    outcome
+async fn main() -> Outcome {
+    run_example(|namesrv| async move { run(&namesrv).await }).await
 }
 
-async fn run(namesrv: &str) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(namesrv: &str) -> Outcome {
     let started = Instant::now();
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
     let topic = format!("transaction_orders_{stamp}");

@@ -119,6 +119,37 @@ async fn start_tx_producer(flags: &Flags) -> Result<TransactionProducer> {
         })
 }
 
+/// `tasks` loops sharing `count` sends, each awaiting its answer (`send`
+/// tells whether it succeeded).
+async fn send_loops<F, Fut>(
+    tasks: u64,
+    count: u64,
+    ok: &Arc<AtomicU64>,
+    failed: &Arc<AtomicU64>,
+    send: F,
+) -> Result<()>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let share = count / tasks + u64::from(t < count % tasks);
+        let (send, ok, failed) = (send.clone(), ok.clone(), failed.clone());
+        handles.push(tokio::spawn(async move {
+            for _ in 0..share {
+                let counter = if send().await { &ok } else { &failed };
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for h in handles {
+        h.await
+            .map_err(|e| BenchError::Other(format!("send task: {e}")))?;
+    }
+    Ok(())
+}
+
 /// `produce --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 1000]`.
 ///
 /// sync: `tasks` loops each `send` N/tasks messages and wait for each answer
@@ -172,63 +203,28 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
     let started = Instant::now();
     match mode.as_str() {
         "tx" => {
-            let Some(tx) = &tx else {
+            let Some(tx) = tx.clone() else {
                 return Err(BenchError::Other("no transactional producer".into()));
             };
-            let mut handles = Vec::new();
-            for t in 0..tasks {
-                let share = count / tasks + u64::from(t < count % tasks);
-                let (tx, topic, body, ok, failed) = (
-                    tx.clone(),
-                    topic.clone(),
-                    body.clone(),
-                    ok.clone(),
-                    failed.clone(),
-                );
-                handles.push(tokio::spawn(async move {
-                    for _ in 0..share {
-                        match tx
-                            .send_in_transaction(Message::new(topic.clone(), body.clone()), ())
-                            .await
-                        {
-                            Ok((_, TransactionState::Commit)) => ok.fetch_add(1, Ordering::Relaxed),
-                            _ => failed.fetch_add(1, Ordering::Relaxed),
-                        };
-                    }
-                }));
-            }
-            for h in handles {
-                h.await
-                    .map_err(|e| BenchError::Other(format!("send task: {e}")))?;
-            }
+            let (topic, body) = (topic.clone(), body.clone());
+            send_loops(tasks, count, &ok, &failed, move || {
+                let (tx, msg) = (tx.clone(), Message::new(topic.clone(), body.clone()));
+                async move {
+                    matches!(
+                        tx.send_in_transaction(msg, ()).await,
+                        Ok((_, TransactionState::Commit))
+                    )
+                }
+            })
+            .await?;
         }
         "sync" => {
-            let mut handles = Vec::new();
-            for t in 0..tasks {
-                let share = count / tasks + u64::from(t < count % tasks);
-                let (producer, topic, body, ok, failed) = (
-                    producer.clone(),
-                    topic.clone(),
-                    body.clone(),
-                    ok.clone(),
-                    failed.clone(),
-                );
-                handles.push(tokio::spawn(async move {
-                    for _ in 0..share {
-                        match producer
-                            .send(Message::new(topic.clone(), body.clone()))
-                            .await
-                        {
-                            Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
-                            Err(_) => failed.fetch_add(1, Ordering::Relaxed),
-                        };
-                    }
-                }));
-            }
-            for h in handles {
-                h.await
-                    .map_err(|e| BenchError::Other(format!("send task: {e}")))?;
-            }
+            let (producer, topic, body) = (producer.clone(), topic.clone(), body.clone());
+            send_loops(tasks, count, &ok, &failed, move || {
+                let (producer, msg) = (producer.clone(), Message::new(topic.clone(), body.clone()));
+                async move { producer.send(msg).await.is_ok() }
+            })
+            .await?;
         }
         "async" => {
             let permits = Arc::new(Semaphore::new(inflight));

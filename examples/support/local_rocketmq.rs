@@ -2,8 +2,25 @@
 //! (and stopped again) with `scripts/rocketmq-local.sh` (Java 8+ and Maven
 //! needed). Shared by the examples with `#[path]`.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::Command;
+
+/// What the examples' `main` returns.
+pub(crate) type Outcome = Result<(), Box<dyn std::error::Error>>;
+
+/// Runs `example` with the name server address of [`LocalRocketMq::ensure`],
+/// then stops the local RocketMQ if it was started here.
+pub(crate) async fn run_example<F, Fut>(example: F) -> Outcome
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = Outcome>,
+{
+    let local = LocalRocketMq::ensure()?;
+    let outcome = example(local.namesrv_addr.clone()).await;
+    drop(local); // stops the local RocketMQ if this program started it
+    outcome
+}
 
 /// The RocketMQ the example talks to: `NAMESRV_ADDR`, or one started here;
 /// dropping it stops what it started.

@@ -311,6 +311,23 @@ pub async fn tx_producer(
         .unwrap_or_else(|e| panic!("transactional producer {group} starts: {e}"))
 }
 
+/// A push consumer of a fresh group (`<prefix>_cg_...`) on all of `topic` that records every
+/// delivery.
+pub async fn recording_consumer(
+    env: &Env,
+    prefix: &str,
+    topic: &str,
+) -> (Arc<crate::Recorder>, rmq_consumer_push::PushConsumer) {
+    let rec = Arc::new(crate::Recorder::new());
+    let group = rmq_testkit::unique_name(&format!("{prefix}_cg"));
+    let consumer = crate::consumer::start(
+        crate::consumer::ConsumerSpec::new(env.namesrv(), &group, topic),
+        crate::consumer::recording(rec.clone(), 0, |_, _| false),
+    )
+    .await;
+    (rec, consumer)
+}
+
 /// The client ids of the producers of `group` the test broker lists (GET_PRODUCER_CONNECTION_LIST);
 /// empty when it knows none.
 pub async fn producer_clients(env: &Env, group: &str) -> Vec<(String, String)> {

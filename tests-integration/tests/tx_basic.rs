@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use rmq_producer::{InvalidMessage, Message, TransactionProducer, TransactionState};
 use rmq_protocol::message::property;
-use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::tx::{
-    self, GATED, Local, TxLog, first_check_within, producer_clients, tx_producer,
-    wait_producer_listed,
+    self, GATED, Local, TxLog, first_check_within, producer_clients, recording_consumer,
+    tx_producer, wait_producer_listed,
 };
 use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, within};
 
@@ -42,16 +41,7 @@ async fn setup(name: &str) -> Setup {
     let log = TxLog::new();
     let group = rmq_testkit::unique_name(&format!("{name}_pg"));
     let producer = tx_producer(env.namesrv(), &group, &[&topic], &log, EXECUTE_TIMEOUT).await;
-    let rec = Arc::new(Recorder::new());
-    let consumer = consumer::start(
-        ConsumerSpec::new(
-            env.namesrv(),
-            &rmq_testkit::unique_name(&format!("{name}_cg")),
-            &topic,
-        ),
-        consumer::recording(rec.clone(), 0, |_, _| false),
-    )
-    .await;
+    let (rec, consumer) = recording_consumer(&env, name, &topic).await;
     let limit = check_limit(&env).await;
     Setup {
         env,

@@ -3,15 +3,14 @@
 //! check-backs, and what it decides holds (the commit is consumed once, the rollback never, and
 //! neither is checked again).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_producer::{Message, TransactionState};
-use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::tx::{
-    Local, TxChildMode, TxLog, events, first_check_within, spawn_tx_child, tx_producer,
+    Local, TxChildMode, TxLog, events, first_check_within, recording_consumer, spawn_tx_child,
+    tx_producer,
 };
-use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, poll_until, within};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_producers_transactions_are_decided_by_another_process_of_its_group() {
@@ -21,16 +20,7 @@ async fn a_killed_producers_transactions_are_decided_by_another_process_of_its_g
         let group = rmq_testkit::unique_name("tx_crash_pg");
         let limit = first_check_within(&env).await * 3 + Duration::from_secs(10);
         let dir = tempfile::tempdir().expect("temp dir");
-        let rec = Arc::new(Recorder::new());
-        let consumer = consumer::start(
-            ConsumerSpec::new(
-                env.namesrv(),
-                &rmq_testkit::unique_name("tx_crash_cg"),
-                &topic,
-            ),
-            consumer::recording(rec.clone(), 0, |_, _| false),
-        )
-        .await;
+        let (rec, consumer) = recording_consumer(&env, "tx_crash", &topic).await;
 
         let bin = env!("CARGO_BIN_EXE_tx-child");
         let mut first = spawn_tx_child(

@@ -12,16 +12,14 @@
 //! producer channel of the group round-robin). Both sides decide by body (`commit*`/`rollback*`).
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_producer::{Message, TransactionState};
-use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::java_peer::{self, JavaProcess};
 use rmq_tests_integration::tx::{
-    Local, TxLog, first_check_within, tx_producer, wait_producer_listed,
+    Local, TxLog, first_check_within, recording_consumer, tx_producer, wait_producer_listed,
 };
-use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, within};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, within};
 
 /// Words of the Java peer's lines starting with `event`.
 fn events(lines: &[String], event: &str) -> Vec<Vec<String>> {
@@ -46,16 +44,7 @@ async fn java_and_rmq_producers_answer_each_others_check_backs() {
         let group_a = rmq_testkit::unique_name("tx_java_a_pg");
         let group_b = rmq_testkit::unique_name("tx_java_b_pg");
         let limit = first_check_within(&env).await * 3 + Duration::from_secs(10);
-        let rec = Arc::new(Recorder::new());
-        let consumer = consumer::start(
-            ConsumerSpec::new(
-                env.namesrv(),
-                &rmq_testkit::unique_name("tx_java_cg"),
-                &topic,
-            ),
-            consumer::recording(rec.clone(), 0, |_, _| false),
-        )
-        .await;
+        let (rec, consumer) = recording_consumer(&env, "tx_java", &topic).await;
 
         // Group A: the rmq member stays.
         let log_a = TxLog::new();
