@@ -226,11 +226,16 @@ impl TxLog {
 
     /// Waits until `msg_id` was checked and answered; returns the first answer.
     pub async fn wait_checked(&self, msg_id: &str, limit: Duration) -> Check {
-        self.wait(limit, &format!("a check of {msg_id}"), |l| {
-            !l.checks_of(msg_id).is_empty()
+        self.wait_checks(msg_id, 1, limit).await.remove(0)
+    }
+
+    /// Waits until `msg_id` was checked and answered `n` times; returns the answers in order.
+    pub async fn wait_checks(&self, msg_id: &str, n: usize, limit: Duration) -> Vec<Check> {
+        self.wait(limit, &format!("{n} checks of {msg_id}"), |l| {
+            l.checks_of(msg_id).len() >= n
         })
         .await;
-        self.checks_of(msg_id).remove(0)
+        self.checks_of(msg_id)
     }
 
     /// Waits until a check of `msg_id` began (a gated one is waiting then).

@@ -98,8 +98,23 @@ impl Setup {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_local_broker_checks_back_after_3_seconds() {
     within(TEST_TIMEOUT, async {
-        let env = Env::new().await;
-        let config = tx::broker_config(&env).await;
+        let s = setup("tx_settings").await;
+        let env = &s.env;
+        // Behaviour first: a transaction that stays unknown is checked once it is older than
+        // transactionTimeOut, then once per check round (defaults: 6 s; 30 s on 5.x, 60 s on
+        // 4.9.x).
+        let sent_at = tokio::time::Instant::now();
+        let (id, _) = s.send("unknown-forever", Local::Unknown).await;
+        let checks = s.log.wait_checks(&id, 2, Duration::from_secs(30)).await;
+        let first = checks[0].at.duration_since(sent_at);
+        let gap = checks[1].at.duration_since(checks[0].at);
+        println!("first check-back after {first:?}, the next {gap:?} later");
+        assert!(first >= Duration::from_millis(2500), "checked at {first:?}");
+        assert!(
+            gap < Duration::from_secs(10),
+            "check rounds every {gap:?}: not the 3 s the script sets"
+        );
+        let config = tx::broker_config(env).await;
         println!(
             "RocketMQ {}: transactionTimeOut={:?} transactionCheckInterval={:?} transactionCheckMax={:?} \
              transactionOpBatchInterval={:?}",
@@ -124,7 +139,7 @@ async fn the_local_broker_checks_back_after_3_seconds() {
                 Some("1000")
             );
         }
-        env.shutdown().await;
+        s.finish().await;
     })
     .await;
 }
