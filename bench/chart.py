@@ -84,6 +84,7 @@ TITLES = {
     ("latency", "p999_ms"): "LATENCY: P99.9 MS (LOWER IS BETTER)",
     ("produce-sync", "msgs_per_s"): "PRODUCE SYNC: MESSAGES/S (HIGHER IS BETTER)",
     ("produce-async", "msgs_per_s"): "PRODUCE ASYNC: MESSAGES/S (HIGHER IS BETTER)",
+    ("produce-tx", "msgs_per_s"): "PRODUCE TRANSACTIONAL: MESSAGES/S (HIGHER IS BETTER)",
 }
 SCALE = {"cpu_s_per_msg": 1e6, "peak_rss_bytes": 1 / 2**20}
 

@@ -10,7 +10,8 @@
 #   --clients LIST        comma-separated: all (default), rmq, java, go, rocketmq-rust, or client names
 #                         (rmq-push, rmq-pull, raw-pull, java-push, go-push, rocketmq-rust-push,
 #                         rmq-producer, java-producer)
-#   --scenarios LIST      comma-separated: drain, latency, produce (default all three)
+#   --scenarios LIST      comma-separated: drain, latency, produce (sync + async), produce-tx (sync +
+#                         transactional sends, in the same run; not in the default) (default: the first three)
 #   --latency-rate R      fixed producer rate of the latency runs, msg/s (default 5000)
 #   --latency-duration S  measured seconds of each latency run (default 30; plus --latency-warmup 2)
 #   --producer-count N    messages per producer run (default: --count)

@@ -333,7 +333,10 @@ class Bench:
                     f"p999 {res.get('p999_ms')} ms ({res.get('latency_samples')} samples; "
                     f"producer {total / sent_el if sent_el else 0:.0f} msg/s)")
 
-    def produce(self):
+    def produce(self, modes=("sync", "async")):
+        """Producer throughput, `modes` interleaved per repetition: sync, async and tx
+        (transactional sends: half message + END_TRANSACTION, local transactions committing at once,
+        with the sync runs' threads/tasks)."""
         clients = self.clients_for(PRODUCER_CLIENTS)
         if not clients:
             return
@@ -341,7 +344,7 @@ class Bench:
         self.create_topic(topic)
         n, t, size = self.a.producer_count, self.a.producer_threads, self.a.size
         for rep in range(self.a.reps):
-            for mode in ("sync", "async"):
+            for mode in modes:
                 scenario = "produce-" + mode
                 for client in self.rotated(clients, rep):
                     if client == "rmq-producer" or VARIANTS.get(client, ("",))[0] == "rmq-producer":
@@ -381,7 +384,7 @@ class Bench:
     # ---- output ---------------------------------------------------------------------------
     def rows(self):
         order = {c: i for i, c in enumerate(DRAIN_CLIENTS + PRODUCER_CLIENTS)}
-        sorder = {s: i for i, s in enumerate(["drain", "latency", "produce-sync", "produce-async"])}
+        sorder = {s: i for i, s in enumerate(["drain", "latency", "produce-sync", "produce-async", "produce-tx"])}
         rows = []
         for (c, s, m), v in sorted(self.values.items(), key=lambda kv: (sorder[kv[0][1]], order[kv[0][0]], kv[0][2])):
             rows.append({"client": c, "scenario": s, "metric": m, "median": statistics.median(v),
@@ -473,7 +476,7 @@ def targets(rows):
     check("rmq-push / java-push CPU s per msg", g("rmq-push", "drain", "cpu_s_per_msg"), g("java-push", "drain", "cpu_s_per_msg"), "<=", 0.5)
     check("rmq-push / java-push peak RSS", g("rmq-push", "drain", "peak_rss_bytes"), g("java-push", "drain", "peak_rss_bytes"), "<=", 0.2)
     check("rmq-push / java-push p99 latency", g("rmq-push", "latency", "p99_ms"), g("java-push", "latency", "p99_ms"), "<=", 1.0)
-    for s in ("produce-sync", "produce-async"):
+    for s in ("produce-sync", "produce-async", "produce-tx"):
         check(f"rmq-producer / java-producer {s} msgs/s", g("rmq-producer", s, "msgs_per_s"), g("java-producer", s, "msgs_per_s"), ">=", 1.0)
     if g("rmq-push-tls", "drain", "msgs_per_s") is not None:
         check("rmq-push-tls / rmq-push drain msgs/s", g("rmq-push-tls", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.8)
@@ -485,6 +488,9 @@ def targets(rows):
             check(f"rmq-producer-signed / rmq-producer {s} msgs/s", g("rmq-producer-signed", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.9)
         if g("rmq-producer-tls", s, "msgs_per_s") is not None:
             check(f"rmq-producer-tls / rmq-producer {s} msgs/s", g("rmq-producer-tls", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.8)
+    tx, sync = g("rmq-producer", "produce-tx", "msgs_per_s"), g("rmq-producer", "produce-sync", "msgs_per_s")
+    if tx and sync:
+        out.append(f"- rmq-producer produce-tx / produce-sync msgs/s: {tx / sync:.2f} (informative)")
     return "\n".join(out)
 
 
@@ -498,7 +504,8 @@ def main():
     p.add_argument("--threads", type=int, default=20, help="consume concurrency of every consumer")
     p.add_argument("--batch", type=int, default=32, help="pull batch size of every consumer")
     p.add_argument("--clients", default="all")
-    p.add_argument("--scenarios", default="drain,latency,produce")
+    p.add_argument("--scenarios", default="drain,latency,produce",
+                   help="drain, latency, produce (sync + async), produce-tx (sync + transactional)")
     p.add_argument("--latency-rate", type=int, default=5000)
     p.add_argument("--latency-duration", type=int, default=30)
     p.add_argument("--latency-warmup", type=int, default=2)
@@ -552,8 +559,8 @@ def main():
     a.client_set = wanted
     scenarios = [s.strip() for s in a.scenarios.split(",") if s.strip()]
     for s in scenarios:
-        if s not in ("drain", "latency", "produce"):
-            raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce")
+        if s not in ("drain", "latency", "produce", "produce-tx"):
+            raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce, produce-tx")
 
     b = Bench(a)
     started = time.monotonic()
@@ -564,8 +571,10 @@ def main():
         b.drain()
     if "latency" in scenarios:
         b.latency()
-    if "produce" in scenarios:
-        b.produce()
+    modes = [m for m, s in (("sync", "produce"), ("sync", "produce-tx"), ("async", "produce"),
+                            ("tx", "produce-tx")) if s in scenarios]
+    if modes:
+        b.produce(tuple(dict.fromkeys(modes)))
     took = time.monotonic() - started
 
     cfg = {
@@ -587,7 +596,7 @@ def main():
         "producer_inflight": a.producer_inflight,
         "java_producer": {"produce-sync": "org.apache.rocketmq.example.benchmark.Producer"
                           if a.java_producer == "official" else "rmqbench.Produce",
-                          "produce-async": "rmqbench.Produce"},
+                          "produce-async": "rmqbench.Produce", "produce-tx": "rmqbench.Produce"},
         "clients": sorted(a.client_set - set(b.unavailable)),
         "not_measured": b.unavailable,
         "scenarios": scenarios,

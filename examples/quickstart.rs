@@ -10,12 +10,14 @@
 //! one from Maven Central jars with `scripts/rocketmq-local.sh` (Java 8+ and
 //! Maven needed) and stops it again at the end.
 
+#[path = "support/local_rocketmq.rs"]
+mod local_rocketmq;
+
 use std::collections::HashSet;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use local_rocketmq::{Outcome, run_example};
 use rmq::prelude::*;
 use tokio::sync::Notify;
 
@@ -31,15 +33,11 @@ struct Tally {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let local = LocalRocketMq::ensure()?;
-    let namesrv = local.namesrv_addr.clone();
-    let outcome = run(&namesrv).await;
-    drop(local); // stops the local RocketMQ if this program started it
-    outcome
+async fn main() -> Outcome {
+    run_example(|namesrv| async move { run(&namesrv).await }).await
 }
 
-async fn run(namesrv: &str) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(namesrv: &str) -> Outcome {
     let started = Instant::now();
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
     let topic = format!("quickstart_{stamp}");
@@ -124,69 +122,4 @@ async fn run(namesrv: &str) -> Result<(), Box<dyn std::error::Error>> {
         return Err("not every message was consumed within 120 s".into());
     }
     Ok(())
-}
-
-/// The RocketMQ the demo talks to: `NAMESRV_ADDR`, or one started here.
-struct LocalRocketMq {
-    namesrv_addr: String,
-    started_here: bool,
-}
-
-impl LocalRocketMq {
-    fn script() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/rocketmq-local.sh")
-    }
-
-    fn ensure() -> Result<Self, Box<dyn std::error::Error>> {
-        if let Ok(addr) = std::env::var("NAMESRV_ADDR") {
-            if !addr.trim().is_empty() {
-                return Ok(LocalRocketMq {
-                    namesrv_addr: addr,
-                    started_here: false,
-                });
-            }
-        }
-        println!(
-            "NAMESRV_ADDR is unset: starting a local RocketMQ (scripts/rocketmq-local.sh start)..."
-        );
-        let already = Command::new("bash")
-            .arg(Self::script())
-            .arg("env")
-            .output()?
-            .status
-            .success();
-        let out = Command::new("bash")
-            .arg(Self::script())
-            .arg("start")
-            .output()?;
-        if !out.status.success() {
-            return Err(format!(
-                "could not start the local RocketMQ:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let addr = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("export NAMESRV_ADDR="))
-            .ok_or("the start script printed no NAMESRV_ADDR")?
-            .trim()
-            .to_owned();
-        Ok(LocalRocketMq {
-            namesrv_addr: addr,
-            started_here: !already,
-        })
-    }
-}
-
-impl Drop for LocalRocketMq {
-    fn drop(&mut self) {
-        if self.started_here {
-            let _ = Command::new("bash")
-                .arg(Self::script())
-                .arg("stop")
-                .status();
-        }
-    }
 }

@@ -61,6 +61,9 @@
 #   RMQ_BROKER_EXTRA_CONF  extra broker.conf lines (newline-separated), appended last (e.g. ACL, TLS switches)
 #   JAVA_HOME          java to use (else `java` on PATH)
 #
+# Broker settings (write_broker_conf): test-friendly, e.g. quick transaction check-backs
+# (transactionTimeOut=3000, transactionCheckInterval=3000, transactionOpBatchInterval=1000 on 5.x).
+#
 # Files: jars in <repo>/.cache/rocketmq/<version>/lib (git-ignored; `.complete` marks a finished download);
 # the running instance lives in a fresh temp dir linked from <repo>/.cache/rocketmq/current.
 set -euo pipefail
@@ -617,9 +620,14 @@ mappedFileSizeCommitLog=104857600
 mappedFileSizeConsumeQueue=600000
 # default 200 ms answers "broker busy" on slow machines
 waitTimeMillsInSendQueue=1000
-# fast transaction check-back for tests (defaults: first check after 6 s, then every 60 s)
+# fast transaction check-back for tests: a half message without an answer is checked back once it
+# is 3 s old, in check rounds every 3 s (defaults: 6 s; rounds every 30 s on 5.x, 60 s on 4.9.x)
 transactionTimeOut=3000
 transactionCheckInterval=3000
+# 5.x writes the commit/rollback records of half messages in batches, every transactionOpBatchInterval
+# (default 3 s): it must stay below transactionTimeOut, else a check round can still see an ended
+# transaction as open and check it back (a commit is then delivered twice). 4.9.x has no such batch.
+transactionOpBatchInterval=1000
 # refuse writes only above 95 % disk use (default 90 %; 4.9.x reads -Drocketmq.broker.diskSpace*Ratio instead)
 diskSpaceWarningLevelRatio=95
 diskSpaceCleanForciblyRatio=93

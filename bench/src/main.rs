@@ -3,7 +3,7 @@
 //! ```text
 //! rmq-bench create-topic    --topic T --queues Q [--broker-addr A]
 //! rmq-bench preload         --topic T --count N --size S [--batch 32] [--tasks 8]
-//! rmq-bench produce         --topic T --count N --size S --mode sync|async [--tasks 64] [--inflight 10000]
+//! rmq-bench produce         --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 10000]
 //! rmq-bench latency-produce --topic T --rate R --duration-s D [--warmup-s 2] [--size S]
 //! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K]
 //! rmq-bench drain-pull      --topic T --group G --expect N [--batch 32]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use rmq_producer::{Message, Producer};
+use rmq_producer::{Message, Producer, TransactionProducer, TransactionState, transaction_fn};
 use tokio::sync::Semaphore;
 
 use crate::args::Flags;
@@ -100,10 +100,62 @@ pub(crate) async fn preload(flags: &Flags) -> Result<()> {
     Ok(())
 }
 
-/// `produce --topic T --count N --size S --mode sync|async [--tasks 64] [--inflight 1000]`.
+/// A transactional producer whose local transactions commit at once: what
+/// `--mode tx` measures is the protocol (half message, END_TRANSACTION).
+async fn start_tx_producer(flags: &Flags) -> Result<TransactionProducer> {
+    Producer::builder()
+        .group(format!("bench_produce_tx_{}", std::process::id()))
+        .namesrv_addr(flags.namesrv())
+        .compress_over(usize::MAX)
+        .transaction_listener(transaction_fn(
+            |_, ()| Box::pin(async { TransactionState::Commit }),
+            |_| Box::pin(async { TransactionState::Commit }),
+        ))
+        .start()
+        .await
+        .map_err(|source| BenchError::Producer {
+            what: "starting the transactional producer".into(),
+            source,
+        })
+}
+
+/// `tasks` loops sharing `count` sends, each awaiting its answer (`send`
+/// tells whether it succeeded).
+async fn send_loops<F, Fut>(
+    tasks: u64,
+    count: u64,
+    ok: &Arc<AtomicU64>,
+    failed: &Arc<AtomicU64>,
+    send: F,
+) -> Result<()>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let share = count / tasks + u64::from(t < count % tasks);
+        let (send, ok, failed) = (send.clone(), ok.clone(), failed.clone());
+        handles.push(tokio::spawn(async move {
+            for _ in 0..share {
+                let counter = if send().await { &ok } else { &failed };
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for h in handles {
+        h.await
+            .map_err(|e| BenchError::Other(format!("send task: {e}")))?;
+    }
+    Ok(())
+}
+
+/// `produce --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 1000]`.
 ///
 /// sync: `tasks` loops each `send` N/tasks messages and wait for each answer
-/// (the Java benchmark Producer's `-w` threads). async: one loop hands every
+/// (the Java benchmark Producer's `-w` threads). tx: the same loops with
+/// `send_in_transaction` (half message, a local transaction that commits at
+/// once, END_TRANSACTION) on a transactional producer. async: one loop hands every
 /// message to `send_with_callback`, with at most `inflight` sends pending (the
 /// Java benchmark's async mode: one thread and callbacks; it backs off above
 /// 10 000 queued sends, which on 2 cores makes the Java client's sends time
@@ -140,38 +192,39 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
             }
         })
     };
-    let producer = start_producer(flags, "bench_produce").await?;
+    let (producer, tx) = if mode == "tx" {
+        let tx = start_tx_producer(flags).await?;
+        (tx.producer().clone(), Some(tx))
+    } else {
+        (start_producer(flags, "bench_produce").await?, None)
+    };
     let body = body(size);
     let failed = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     match mode.as_str() {
+        "tx" => {
+            let Some(tx) = tx.clone() else {
+                return Err(BenchError::Other("no transactional producer".into()));
+            };
+            let (topic, body) = (topic.clone(), body.clone());
+            send_loops(tasks, count, &ok, &failed, move || {
+                let (tx, msg) = (tx.clone(), Message::new(topic.clone(), body.clone()));
+                async move {
+                    matches!(
+                        tx.send_in_transaction(msg, ()).await,
+                        Ok((_, TransactionState::Commit))
+                    )
+                }
+            })
+            .await?;
+        }
         "sync" => {
-            let mut handles = Vec::new();
-            for t in 0..tasks {
-                let share = count / tasks + u64::from(t < count % tasks);
-                let (producer, topic, body, ok, failed) = (
-                    producer.clone(),
-                    topic.clone(),
-                    body.clone(),
-                    ok.clone(),
-                    failed.clone(),
-                );
-                handles.push(tokio::spawn(async move {
-                    for _ in 0..share {
-                        match producer
-                            .send(Message::new(topic.clone(), body.clone()))
-                            .await
-                        {
-                            Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
-                            Err(_) => failed.fetch_add(1, Ordering::Relaxed),
-                        };
-                    }
-                }));
-            }
-            for h in handles {
-                h.await
-                    .map_err(|e| BenchError::Other(format!("send task: {e}")))?;
-            }
+            let (producer, topic, body) = (producer.clone(), topic.clone(), body.clone());
+            send_loops(tasks, count, &ok, &failed, move || {
+                let (producer, msg) = (producer.clone(), Message::new(topic.clone(), body.clone()));
+                async move { producer.send(msg).await.is_ok() }
+            })
+            .await?;
         }
         "async" => {
             let permits = Arc::new(Semaphore::new(inflight));
@@ -199,13 +252,16 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
         }
         other => {
             return Err(BenchError::Args(format!(
-                "--mode {other}: expected sync or async"
+                "--mode {other}: expected sync, async or tx"
             )));
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
     sampler.abort();
-    producer.shutdown().await;
+    match tx {
+        Some(tx) => tx.shutdown().await,
+        None => producer.shutdown().await,
+    }
     let ok = ok.load(Ordering::Relaxed);
     #[allow(clippy::cast_precision_loss)]
     let overall = if elapsed > 0.0 {

@@ -26,6 +26,7 @@ mod config_source;
 mod consumer;
 mod error;
 mod instance;
+mod producer;
 mod route;
 
 pub use api::admin::{Connection, ProducerConnection};
@@ -41,4 +42,5 @@ pub use config_source::ClientConfigSource;
 pub use consumer::ConsumerHandle;
 pub use error::{Error, Result};
 pub use instance::ClientInstance;
+pub use producer::{ProducerHandle, TransactionCheckRequest};
 pub use route::TopicRouteInfo;

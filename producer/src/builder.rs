@@ -137,25 +137,37 @@ impl ProducerBuilder {
     /// `NAMESRV_ADDR`) or the group is already registered in this client
     /// instance.
     pub async fn start(self) -> Result<Producer> {
+        let (config, instance) = self.join_instance()?;
+        if let Err(e) = instance.register_producer(&config.group).await {
+            instance.release().await;
+            return Err(e.into());
+        }
+        Ok(Self::running(config, instance))
+    }
+
+    /// Validates the settings and joins (or starts) the client instance;
+    /// the caller registers the group, then calls [`running`](Self::running).
+    pub(crate) fn join_instance(self) -> Result<(ProducerConfig, ClientInstance)> {
         self.config.validate()?;
         let mut client = self.client.resolve()?;
         client.change_instance_name_to_pid();
         let instance = ClientInstance::get_or_start(client)?;
-        if let Err(e) = instance.register_producer(&self.config.group).await {
-            instance.release().await;
-            return Err(e.into());
-        }
-        tracing::info!(group = %self.config.group, client_id = instance.client_id(), "producer started");
+        Ok((self.config, instance))
+    }
+
+    /// The producer of a group registered in `instance`.
+    pub(crate) fn running(config: ProducerConfig, instance: ClientInstance) -> Producer {
+        tracing::info!(group = %config.group, client_id = instance.client_id(), "producer started");
         let sender = Sender {
-            config: self.config,
+            config,
             instance,
             routes: Routes::default(),
             faults: FaultTable::default(),
             counter: AtomicUsize::new(0),
         };
-        Ok(Producer {
+        Producer {
             inner: Arc::new(Inner::new(sender)),
-        })
+        }
     }
 }
 

@@ -136,6 +136,29 @@ pub enum InvalidMessage {
     #[error("invalid batch: {0}")]
     Batch(String),
 
+    /// A transactional send of a delayed message (a `DELAY` level or a 5.x
+    /// timer property). The Java remoting client drops the delay level
+    /// silently; rmq refuses instead.
+    #[error(
+        "a transactional message cannot be delayed, but it has the {property} property; \
+         remove it (or send a plain delayed message instead)"
+    )]
+    TransactionDelay {
+        /// The delay property found.
+        property: String,
+    },
+
+    /// A batch holds a transactional message (`TRAN_MSG=true`): half
+    /// messages are sent one at a time.
+    #[error(
+        "message {index} of the batch is transactional (TRAN_MSG=true); batches cannot be \
+         transactional: send it with TransactionProducer::send_in_transaction"
+    )]
+    TransactionInBatch {
+        /// Its index in the batch.
+        index: usize,
+    },
+
     /// One message of a batch is invalid.
     #[error("message {index} of the batch is invalid")]
     InBatch {

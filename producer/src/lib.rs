@@ -30,6 +30,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Transactional messages: [`ProducerBuilder::transaction_listener`] with an
+//! async [`TransactionListener`] makes a [`TransactionProducer`]
+//! (`send_in_transaction`, check-backs).
+//!
 //! A failed send returns an [`Error::Send`] that hands the message back
 //! ([`Error::into_message`]) with the `UNIQ_KEY` it was given, so a resend
 //! keeps its id. See `DESIGN.md` in the crate for the send path.
@@ -45,16 +49,24 @@ mod producer;
 mod route;
 mod selector;
 mod send;
+mod transaction;
 mod validate;
 
+/// Re-exported for implementing [`TransactionListener`].
+pub use async_trait::async_trait;
 pub use builder::ProducerBuilder;
 pub use config::{DEFAULT_PRODUCER_GROUP, ProducerConfig};
 pub use error::{Error, InvalidMessage, Result, Unsent};
 pub use producer::Producer;
 pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
 pub use rmq_protocol::message::CompressionType;
-pub use rmq_protocol::{Message, MessageQueue};
+pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use selector::{JavaHashCode, hash_index, select_by_hash};
+pub use transaction::{
+    DEFAULT_CHECK_CONCURRENCY, DEFAULT_CHECK_QUEUE_CAPACITY, DEFAULT_LISTENER_TIMEOUT,
+    FnTransactionListener, TransactionListener, TransactionProducer, TransactionProducerBuilder,
+    TransactionState, transaction_fn,
+};
 pub use validate::{
     AUTO_CREATE_TOPIC, FORBIDDEN_TOPICS, GROUP_MAX_LEN, RETRY_TOPIC_PREFIX, TOPIC_MAX_LEN,
     check_batch, check_message, check_topic,

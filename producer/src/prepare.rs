@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use rmq_client_core::now_ms;
 use rmq_protocol::header::SendMessageRequestHeaderV2;
-use rmq_protocol::message::{encode_batch, encode_properties, property};
+use rmq_protocol::message::{encode_batch, encode_properties, property, sys_flag};
 use rmq_protocol::{Message, MessageQueue};
 
 use crate::config::ProducerConfig;
 use crate::error::{InvalidMessage, Result};
 use crate::msg_id::next_uniq_id;
-use crate::validate::{AUTO_CREATE_TOPIC, check_batch, check_message};
+use crate::validate::{AUTO_CREATE_TOPIC, check_batch, check_message, is_transactional};
 
 /// A message or batch ready to send: everything of the request except the
 /// queue and the born timestamp, which each attempt sets.
@@ -72,7 +72,7 @@ pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Res
         msg.properties_string()?
     };
 
-    let (body, sys_flag) = if msg.body.len() >= config.compress_over {
+    let (body, mut sys_flag) = if msg.body.len() >= config.compress_over {
         let compressed = config
             .compression_type
             .compress(&msg.body, config.compress_level)?;
@@ -80,6 +80,10 @@ pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Res
     } else {
         (msg.body.clone(), 0)
     };
+    if is_transactional(msg) {
+        // Java `sendKernelImpl`: a half message says so in its sysFlag too.
+        sys_flag |= sys_flag::TRANSACTION_PREPARED_TYPE;
+    }
 
     Ok(Prepared {
         topic: msg.topic.clone(),
@@ -201,6 +205,16 @@ mod tests {
         prepare_message(&mut own, &config()).unwrap();
         assert_eq!(own.unique_key(), Some("MINE"));
         assert!(!own.wait_store_msg_ok());
+    }
+
+    #[test]
+    fn half_messages_carry_the_prepared_flag() {
+        let mut msg = Message::new("t", "x").with_property(property::TRAN_MSG, "true");
+        let p = prepare_message(&mut msg, &config()).unwrap();
+        assert_eq!(p.sys_flag, sys_flag::TRANSACTION_PREPARED_TYPE);
+        let mut big = Message::new("t", vec![b'a'; 4096]).with_property(property::TRAN_MSG, "true");
+        let p = prepare_message(&mut big, &config()).unwrap();
+        assert_eq!(p.sys_flag, 0x301 | sys_flag::TRANSACTION_PREPARED_TYPE);
     }
 
     #[test]

@@ -72,9 +72,42 @@ fn check_delay(msg: &Message) -> Result<(), InvalidMessage> {
     }
 }
 
+/// Whether `msg` is a transactional half message (`TRAN_MSG=true`, read
+/// as Java's `Boolean.parseBoolean`).
+pub(crate) fn is_transactional(msg: &Message) -> bool {
+    msg.property(property::TRAN_MSG)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// The delay properties a transactional message must not carry: the delay
+/// level and the 5.x timer properties.
+const DELAY_PROPERTIES: [&str; 4] = [
+    property::DELAY,
+    property::TIMER_DELAY_SEC,
+    property::TIMER_DELAY_MS,
+    property::TIMER_DELIVER_MS,
+];
+
+/// Checks that a message for a transactional send has no delay.
+///
+/// # Errors
+///
+/// [`InvalidMessage::TransactionDelay`] naming the property found.
+pub(crate) fn check_no_delay(msg: &Message) -> Result<(), InvalidMessage> {
+    match DELAY_PROPERTIES
+        .iter()
+        .find(|p| msg.property(p).is_some_and(|v| v.trim() != "0"))
+    {
+        Some(p) => Err(InvalidMessage::TransactionDelay {
+            property: (*p).to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Checks a batch (Java `DefaultMQProducer.batch` and `MessageBatch`): not
-/// empty, one topic, not a retry topic, no delay level, one `WAIT` value,
-/// and every message valid on its own.
+/// empty, one topic, not a retry topic, no delay level, no transactional
+/// message, one `WAIT` value, and every message valid on its own.
 ///
 /// The encoded size is checked later, once the batch is encoded.
 ///
@@ -106,6 +139,9 @@ pub fn check_batch(msgs: &[Message], max_size: usize) -> Result<(), InvalidMessa
                 "message {index} has a delay level; batches cannot be delayed, \
                  send delayed messages one by one"
             )));
+        }
+        if is_transactional(msg) {
+            return Err(InvalidMessage::TransactionInBatch { index });
         }
         if msg.wait_store_msg_ok() != wait {
             return Err(InvalidMessage::Batch(format!(
@@ -220,5 +256,31 @@ mod tests {
             check_batch(&[m("t"), Message::new("t", "")], 10),
             Err(InvalidMessage::InBatch { index: 1, .. })
         ));
+        assert!(matches!(
+            check_batch(
+                &[m("t"), m("t").with_property(property::TRAN_MSG, "TRUE")],
+                10
+            ),
+            Err(InvalidMessage::TransactionInBatch { index: 1 })
+        ));
+        check_batch(&[m("t").with_property(property::TRAN_MSG, "false")], 10).unwrap();
+    }
+
+    #[test]
+    fn transactional_sends_have_no_delay() {
+        let m = || Message::new("t", "x");
+        check_no_delay(&m()).unwrap();
+        check_no_delay(&m().with_delay_level(0)).unwrap();
+        for (name, value) in [
+            (property::DELAY, "3"),
+            (property::TIMER_DELAY_SEC, "10"),
+            (property::TIMER_DELAY_MS, "10"),
+            (property::TIMER_DELIVER_MS, "1700000000000"),
+        ] {
+            match check_no_delay(&m().with_property(name, value)) {
+                Err(InvalidMessage::TransactionDelay { property }) => assert_eq!(property, name),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
     }
 }

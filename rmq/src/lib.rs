@@ -35,8 +35,15 @@ pub use rmq_remoting::TlsConfig;
 /// The producer layer.
 #[cfg(feature = "producer")]
 pub use rmq_producer as producer;
+#[cfg(all(feature = "producer", not(feature = "consumer-push")))]
+pub use rmq_producer::async_trait;
 #[cfg(feature = "producer")]
 pub use rmq_producer::{Producer, ProducerBuilder, select_by_hash};
+#[cfg(feature = "producer")]
+pub use rmq_producer::{
+    TransactionListener, TransactionProducer, TransactionProducerBuilder, TransactionState,
+    transaction_fn,
+};
 
 /// The push consumer layer.
 #[cfg(feature = "consumer-push")]
@@ -70,6 +77,8 @@ pub use rmq_offset_store::{OffsetStore, OffsetTable, PersistMode, ReadOffsetType
 pub mod prelude {
     #[cfg(feature = "tls")]
     pub use crate::TlsConfig;
+    #[cfg(all(feature = "producer", not(feature = "consumer-push")))]
+    pub use crate::async_trait;
     pub use crate::{
         ClientConfig, Credentials, Message, MessageExt, MessageQueue, SendResult, SendStatus,
     };
@@ -80,5 +89,8 @@ pub mod prelude {
         orderly_listener_fn,
     };
     #[cfg(feature = "producer")]
-    pub use crate::{Producer, select_by_hash};
+    pub use crate::{
+        Producer, TransactionListener, TransactionProducer, TransactionState, select_by_hash,
+        transaction_fn,
+    };
 }

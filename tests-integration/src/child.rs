@@ -155,6 +155,15 @@ impl Child {
         }
     }
 
+    /// Wraps a child process the caller started (with stdin piped, so that it ends with the test
+    /// process) that writes its output lines to `out`, e.g. a `tx-child`.
+    pub fn from_process(process: std::process::Child, out: PathBuf) -> Child {
+        Child {
+            process: Some(process),
+            out,
+        }
+    }
+
     /// The output file.
     pub fn out(&self) -> &Path {
         &self.out
@@ -185,7 +194,7 @@ impl Child {
     pub fn assert_running(&mut self) {
         if let Some(p) = self.process.as_mut() {
             if let Ok(Some(status)) = p.try_wait() {
-                panic!("push-child exited on its own: {status}");
+                panic!("the child process exited on its own: {status}");
             }
         }
     }

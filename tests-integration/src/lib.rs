@@ -10,11 +10,16 @@
 //! * [`child`]: the contract between the tests and `push-child` (environment variables, output
 //!   file) and a handle that SIGKILLs the child when dropped.
 //! * [`within`], [`poll_until`]: time limits and bounded polling of broker state.
+//! * [`tx`]: transactional producers with a recording listener (`tests/tx_*.rs`, `tx-child`).
+//! * [`java_peer`]: the official Java client (`bench/peers/java`), built once per version, run
+//!   as a child process.
 
 pub mod child;
 pub mod consumer;
 mod env;
+pub mod java_peer;
 mod record;
+pub mod tx;
 mod wait;
 
 pub use env::{Env, Sent};

@@ -7,5 +7,6 @@ mod offset;
 pub mod pull;
 pub mod send;
 mod timeouts;
+mod transaction;
 
 pub use timeouts::{LOCK_TIMEOUT, OFFSET_TIMEOUT, PULL_TIMEOUT_OVERHEAD, SEND_BACK_TIMEOUT};

@@ -19,6 +19,7 @@ use crate::auth::Credentials;
 use crate::config::ClientConfig;
 use crate::consumer::ConsumerHandle;
 use crate::error::{Error, Result};
+use crate::producer::ProducerHandle;
 use crate::route::RouteSnapshot;
 
 use super::{handlers, heartbeat, registry, routes};
@@ -60,6 +61,9 @@ impl fmt::Debug for ClientInstance {
 pub(crate) struct Members {
     pub(crate) producers: BTreeSet<String>,
     pub(crate) consumers: BTreeMap<String, Arc<dyn ConsumerHandle>>,
+    /// Producers that take broker → client requests (transaction checks),
+    /// by group; each group is in `producers` too.
+    pub(crate) producer_handles: BTreeMap<String, Arc<dyn ProducerHandle>>,
 }
 
 /// The shared state behind every [`ClientInstance`] handle.
@@ -238,11 +242,53 @@ impl ClientInstance {
         Ok(())
     }
 
-    /// Unregisters a producer group and sends UNREGISTER_CLIENT for it to
-    /// every known broker address (errors logged). Unknown groups are
-    /// ignored.
+    /// Registers a producer group as
+    /// [`register_producer`](ClientInstance::register_producer) does, and
+    /// routes the broker → client requests for it (CHECK_TRANSACTION_STATE
+    /// of half messages whose `PGROUP` is `group`) to `handle`.
+    ///
+    /// # Errors
+    ///
+    /// As [`register_producer`](ClientInstance::register_producer).
+    pub async fn register_producer_handle(
+        &self,
+        group: &str,
+        handle: Arc<dyn ProducerHandle>,
+    ) -> Result<()> {
+        self.check_open()?;
+        {
+            let mut members = self.inner.members();
+            if !members.producers.insert(group.to_owned()) {
+                return Err(Error::DuplicateGroup {
+                    kind: "producer",
+                    group: group.to_owned(),
+                });
+            }
+            members.producer_handles.insert(group.to_owned(), handle);
+        }
+        debug!(client_id = %self.inner.client_id, group, "producer with request handler registered");
+        self.send_heartbeat_now().await;
+        Ok(())
+    }
+
+    /// The request handler of producer `group`, if it registered one.
+    pub fn producer_handle(&self, group: &str) -> Option<Arc<dyn ProducerHandle>> {
+        self.inner.members().producer_handles.get(group).cloned()
+    }
+
+    /// Unregisters a producer group (and its request handler) and sends
+    /// UNREGISTER_CLIENT for it to every known broker address (errors
+    /// logged). Unknown groups are ignored.
     pub async fn unregister_producer(&self, group: &str) {
-        let removed = self.inner.members().producers.remove(group);
+        let (removed, handle) = {
+            let mut members = self.inner.members();
+            (
+                members.producers.remove(group),
+                members.producer_handles.remove(group),
+            )
+        };
+        // Dropped here, after the lock.
+        drop(handle);
         if removed {
             self.unregister_client(Some(group), None).await;
         }
@@ -344,12 +390,14 @@ impl ClientInstance {
         {
             warn!(client_id = %self.inner.client_id, "background tasks did not stop in time");
         }
-        let (producers, consumers) = {
+        let (producers, consumers, handles) = {
             let mut members = self.inner.members();
             let producers = std::mem::take(&mut members.producers);
             let consumers = std::mem::take(&mut members.consumers);
-            (producers, consumers)
+            let handles = std::mem::take(&mut members.producer_handles);
+            (producers, consumers, handles)
         };
+        drop(handles);
         let unregisters = producers
             .iter()
             .map(|g| self.unregister_client(Some(g), None))

@@ -1,8 +1,10 @@
-//! Handlers of broker → client requests, routed to the consumer of the
-//! group named in the request (Java `ClientRemotingProcessor`).
+//! Handlers of broker → client requests, routed to the consumer (or
+//! producer) of the group named in the request (Java
+//! `ClientRemotingProcessor`).
 //!
 //! | code | oneway | answer |
 //! |---|---|---|
+//! | CHECK_TRANSACTION_STATE | yes | none; the producer of the message's `PGROUP` answers END_TRANSACTION later |
 //! | NOTIFY_CONSUMER_IDS_CHANGED | yes | none; `notify_ids_changed` |
 //! | RESET_CONSUMER_CLIENT_OFFSET | yes | none; `reset_offset` |
 //! | GET_CONSUMER_RUNNING_INFO | no | SUCCESS + running info, or SYSTEM_ERROR |
@@ -15,14 +17,16 @@ use rmq_protocol::body::{
     ConsumerRunningInfo, PROP_CLIENT_VERSION, PROP_NAMESERVER_ADDR, ResetOffsetBody,
 };
 use rmq_protocol::header::{
-    ConsumeMessageDirectlyResultRequestHeader, GetConsumerRunningInfoRequestHeader,
-    NotifyConsumerIdsChangedRequestHeader, ResetOffsetRequestHeader,
+    CheckTransactionStateRequestHeader, ConsumeMessageDirectlyResultRequestHeader,
+    GetConsumerRunningInfoRequestHeader, NotifyConsumerIdsChangedRequestHeader,
+    ResetOffsetRequestHeader,
 };
-use rmq_protocol::message::decode_message;
+use rmq_protocol::message::{decode_message, property};
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use tracing::{debug, warn};
 
 use super::{ClientInstance, Inner};
+use crate::producer::TransactionCheckRequest;
 
 /// Registers every handler on the instance's remoting client. Handlers
 /// hold a weak reference: the remoting client lives inside the instance.
@@ -52,6 +56,14 @@ pub(super) fn register(instance: &ClientInstance) {
         instance,
         RequestCode::CONSUME_MESSAGE_DIRECTLY,
         |i, addr, req| async move { Some(consume_message_directly(&i, &addr, &req).await) },
+    );
+    on(
+        instance,
+        RequestCode::CHECK_TRANSACTION_STATE,
+        |i, addr, req| async move {
+            check_transaction_state(&i, addr, req);
+            None
+        },
     );
 }
 
@@ -139,6 +151,45 @@ fn reset_offset(instance: &ClientInstance, addr: &str, request: &RemotingCommand
             consumer.reset_offset(&header.topic, body.offset_table);
         }
         None => debug!(addr, group = %header.group, "offset reset for an unknown group"),
+    }
+}
+
+/// CHECK_TRANSACTION_STATE: decode the half message and hand it to the
+/// producer of its group (`PGROUP`); a group without a producer here is
+/// logged and dropped (the broker asks another member of the group, or
+/// this one again, after its check interval).
+fn check_transaction_state(instance: &ClientInstance, addr: String, request: RemotingCommand) {
+    let header: CheckTransactionStateRequestHeader = match request.decode_header() {
+        Ok(h) => h,
+        Err(e) => {
+            warn!(addr, error = %e, "bad CHECK_TRANSACTION_STATE header");
+            return;
+        }
+    };
+    let message = match decode_message(&request.body) {
+        Ok(m) => m,
+        Err(e) => {
+            warn!(addr, msg_id = ?header.msg_id, error = %e, "cannot decode the message of a CHECK_TRANSACTION_STATE");
+            return;
+        }
+    };
+    let Some(group) = message.property(property::PGROUP).map(str::to_owned) else {
+        warn!(addr, msg_id = %message.msg_id, "CHECK_TRANSACTION_STATE for a message without a producer group (PGROUP)");
+        return;
+    };
+    match instance.producer_handle(&group) {
+        Some(producer) => {
+            debug!(addr, group, msg_id = %message.msg_id, "transaction check");
+            producer.check_transaction_state(TransactionCheckRequest {
+                broker_addr: addr,
+                header,
+                message,
+            });
+        }
+        None => debug!(
+            addr, group, msg_id = %message.msg_id,
+            "transaction check for a group without a transactional producer in this client; dropped"
+        ),
     }
 }
 
@@ -324,6 +375,82 @@ mod tests {
             resets,
             [("T".to_owned(), vec![(MessageQueue::new("T", "b", 1), 42)])]
         );
+        i.shutdown().await;
+    }
+
+    #[derive(Default)]
+    struct FakeProducer {
+        checks: std::sync::Mutex<Vec<TransactionCheckRequest>>,
+    }
+
+    impl crate::ProducerHandle for FakeProducer {
+        fn check_transaction_state(&self, request: TransactionCheckRequest) {
+            self.checks.lock().unwrap().push(request);
+        }
+    }
+
+    fn check_request(group: Option<&str>) -> RemotingCommand {
+        let mut message = Message::new("T", "half");
+        message.set_property(property::UNIQ_KEY, "U1");
+        if let Some(g) = group {
+            message.set_property(property::PGROUP, g);
+        }
+        let stored = MessageExt {
+            message,
+            commit_log_offset: 77,
+            ..MessageExt::default()
+        };
+        let body = encode_stored_message(&stored, MessageVersion::V1, None).unwrap();
+        let header = CheckTransactionStateRequestHeader {
+            topic: Some("T".into()),
+            tran_state_table_offset: 5,
+            commit_log_offset: 77,
+            msg_id: Some("U1".into()),
+            transaction_id: Some("U1".into()),
+            offset_msg_id: Some("OFF".into()),
+            broker_name: None,
+        };
+        RemotingCommand::request(RequestCode::CHECK_TRANSACTION_STATE, &header).with_body(body)
+    }
+
+    #[tokio::test]
+    async fn transaction_checks_reach_the_producer_of_the_group() {
+        let (i, _fake) = instance("h-check").await;
+        let producer = Arc::new(FakeProducer::default());
+        i.register_producer_handle("PG", producer.clone())
+            .await
+            .unwrap();
+        let e = i
+            .register_producer_handle("PG", producer.clone())
+            .await
+            .unwrap_err();
+        assert!(matches!(e, crate::Error::DuplicateGroup { .. }), "{e}");
+
+        check_transaction_state(&i, "b:1".into(), check_request(Some("PG")));
+        // Another group, no group, a bad body: logged and dropped.
+        check_transaction_state(&i, "b:1".into(), check_request(Some("OTHER")));
+        check_transaction_state(&i, "b:1".into(), check_request(None));
+        check_transaction_state(
+            &i,
+            "b:1".into(),
+            check_request(Some("PG")).with_body("junk"),
+        );
+        {
+            let checks = producer.checks.lock().unwrap();
+            assert_eq!(checks.len(), 1);
+            let c = &checks[0];
+            assert_eq!(c.broker_addr, "b:1");
+            assert_eq!(c.header.tran_state_table_offset, 5);
+            assert_eq!(c.header.commit_log_offset, 77);
+            assert_eq!(c.message.msg_id, "U1");
+            assert_eq!(&c.message.body[..], b"half");
+        }
+
+        // Unregistering removes the route.
+        i.unregister_producer("PG").await;
+        assert!(i.producer_handle("PG").is_none());
+        check_transaction_state(&i, "b:1".into(), check_request(Some("PG")));
+        assert_eq!(producer.checks.lock().unwrap().len(), 1);
         i.shutdown().await;
     }
 

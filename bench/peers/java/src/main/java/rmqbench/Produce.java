@@ -10,9 +10,13 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
 
 /**
  * Send-throughput program on the official Java client, equivalent to rocketmq-example's
@@ -21,10 +25,12 @@ import org.apache.rocketmq.common.message.Message;
  * answer; async: one thread handing every message to {@code send(msg, callback)}), but measured
  * like rmq-bench's produce mode: it waits for every callback before it reports. bench/run.sh uses
  * it for java-producer async, because the official Producer with {@code -q N -y true} prints its
- * final figures before the callbacks of the sends have run (it reported 9 of 20 000 sends).
+ * final figures before the callbacks of the sends have run (it reported 9 of 20 000 sends), and for
+ * java-producer tx: the sync threads with {@code TransactionMQProducer.sendMessageInTransaction},
+ * local transactions committing at once.
  *
  * <pre>
- * java -cp ... rmqbench.Produce --namesrv ADDR --topic T --count N --size S --mode sync|async
+ * java -cp ... rmqbench.Produce --namesrv ADDR --topic T --count N --size S --mode sync|async|tx
  *      [--threads 64] [--inflight 1000]
  * </pre>
  * Prints {@code RESULT {json}}: msgs_per_s = successes / (first send .. last answer), as rmq-bench
@@ -58,8 +64,8 @@ public final class Produce {
                     System.exit(2);
             }
         }
-        if (topic == null || count <= 0 || !(mode.equals("sync") || mode.equals("async"))) {
-            System.err.println("java-produce: --topic, --count and --mode sync|async are required");
+        if (topic == null || count <= 0 || !(mode.equals("sync") || mode.equals("async") || mode.equals("tx"))) {
+            System.err.println("java-produce: --topic, --count and --mode sync|async|tx are required");
             System.exit(2);
         }
         final byte[] body = new byte[size];
@@ -83,7 +89,26 @@ public final class Produce {
             }
         }, 1, 1, TimeUnit.SECONDS);
 
-        DefaultMQProducer producer = new DefaultMQProducer("benchmark_producer");
+        final boolean tx = mode.equals("tx");
+        DefaultMQProducer producer;
+        if (tx) {
+            // Local transactions that commit at once: the protocol is what is measured.
+            TransactionMQProducer txProducer = new TransactionMQProducer("benchmark_tx_producer");
+            txProducer.setTransactionListener(new TransactionListener() {
+                @Override
+                public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+                    return LocalTransactionState.COMMIT_MESSAGE;
+                }
+
+                @Override
+                public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+                    return LocalTransactionState.COMMIT_MESSAGE;
+                }
+            });
+            producer = txProducer;
+        } else {
+            producer = new DefaultMQProducer("benchmark_producer");
+        }
         producer.setInstanceName(Long.toString(System.currentTimeMillis()));
         producer.setNamesrvAddr(namesrv);
         producer.setCompressMsgBodyOverHowmuch(Integer.MAX_VALUE);
@@ -91,15 +116,22 @@ public final class Produce {
 
         final String t = topic;
         long started = System.nanoTime();
-        if (mode.equals("sync")) {
+        if (mode.equals("sync") || tx) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             for (int i = 0; i < threads; i++) {
                 final long share = count / threads + (i < count % threads ? 1 : 0);
                 pool.execute(() -> {
                     for (long n = 0; n < share; n++) {
                         try {
-                            producer.send(new Message(t, body));
-                            ok.incrementAndGet();
+                            if (!tx) {
+                                producer.send(new Message(t, body));
+                                ok.incrementAndGet();
+                            } else if (producer.sendMessageInTransaction(new Message(t, body), null)
+                                .getLocalTransactionState() == LocalTransactionState.COMMIT_MESSAGE) {
+                                ok.incrementAndGet();
+                            } else {
+                                failed.incrementAndGet();
+                            }
                         } catch (Exception e) {
                             failed.incrementAndGet();
                         }
