@@ -339,12 +339,25 @@ impl BrokerShared {
     pub(crate) fn put_message(
         &self,
         st: &mut BrokerState,
+        m: NewMessage,
+    ) -> std::result::Result<Arc<StoredMsg>, PutError> {
+        self.store_message(st, m, true)
+    }
+
+    /// [`put_message`](Self::put_message); `schedule` false for a delayed
+    /// message being delivered (its DELAY stays, it is not parked again).
+    fn store_message(
+        &self,
+        st: &mut BrokerState,
         mut m: NewMessage,
+        schedule: bool,
     ) -> std::result::Result<Arc<StoredMsg>, PutError> {
         let now = self.now_ms();
         let mut due = None;
         let tx = sys_flag::transaction_type(m.sys_flag);
-        if tx == sys_flag::TRANSACTION_NOT_TYPE || tx == sys_flag::TRANSACTION_COMMIT_TYPE {
+        if schedule
+            && (tx == sys_flag::TRANSACTION_NOT_TYPE || tx == sys_flag::TRANSACTION_COMMIT_TYPE)
+        {
             let level = m
                 .properties
                 .get(property::DELAY)
@@ -403,10 +416,14 @@ impl BrokerShared {
                 continue;
             };
             let mut properties = parked.properties.clone();
-            properties.remove(property::DELAY);
-            properties.remove(property::TIMER_DELIVER_MS);
-            properties.remove(property::TIMER_DELAY_SEC);
-            properties.insert(property::WAIT.to_owned(), "false".to_owned());
+            if !self.cfg.flavor.is_v5() {
+                // 4.9.x `ScheduleMessageService.messageTimeup`; 5.x delivers the
+                // message with its DELAY and WAIT as they were.
+                properties.remove(property::DELAY);
+                properties.remove(property::TIMER_DELIVER_MS);
+                properties.remove(property::TIMER_DELAY_SEC);
+                properties.insert(property::WAIT.to_owned(), "false".to_owned());
+            }
             let topic = properties
                 .get(property::REAL_TOPIC)
                 .cloned()
@@ -432,7 +449,7 @@ impl BrokerShared {
                 properties,
                 tags_code,
             };
-            if let Err(e) = self.put_message(&mut st, msg) {
+            if let Err(e) = self.store_message(&mut st, msg, false) {
                 warn!(broker = %self.name, error = ?e, "fake: a delayed message could not be delivered");
             }
         }

@@ -38,6 +38,8 @@ use crate::net::{Incoming, response, response_with};
 
 /// `version` from which a send's `maxReconsumeTimes` is honoured (V3_4_9).
 const V3_4_9: i32 = 121;
+/// The broker's region (Java `regionId` default).
+const REGION: &str = "DefaultRegion";
 /// Queues of a dead-letter topic (Java `DLQ_NUMS_PER_GROUP`).
 const DLQ_QUEUES: i32 = 1;
 /// Where transactions' half messages wait (Java `RMQ_SYS_TRANS_HALF_TOPIC`).
@@ -73,7 +75,7 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
 /// Java `preSend` adds these to every send answer.
 fn with_region(answer: RemotingCommand) -> RemotingCommand {
     answer
-        .with_ext_field(property::MSG_REGION, "DefaultRegion")
+        .with_ext_field(property::MSG_REGION, REGION)
         .with_ext_field(property::TRACE_ON, "true")
 }
 
@@ -215,6 +217,12 @@ fn send_one(
             b.ensure_topic(st, &topic, DLQ_QUEUES);
             queue_id = random_queue(DLQ_QUEUES);
         }
+    }
+    if b.cfg.flavor.is_v5() {
+        // 5.x builds a send context for its send hooks, which puts these
+        // into the stored message (Java `buildMsgContext`).
+        properties.insert(property::MSG_REGION.to_owned(), REGION.to_owned());
+        properties.insert(property::TRACE_ON.to_owned(), "true".to_owned());
     }
     if b.cfg.flavor.is_v5()
         && properties
