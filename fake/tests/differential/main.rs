@@ -4,5 +4,8 @@
 //! broker lines in `scripts/test.sh`; the fake imitates the line of the real
 //! broker it is compared with (`BrokerFlavor::V4_9` against 4.9.x).
 
+mod namesrv;
+mod offsets;
+mod pull;
 mod send;
 mod support;

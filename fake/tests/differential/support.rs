@@ -142,6 +142,22 @@ impl Target {
         MessageQueue::new(topic, &self.broker_name, queue_id)
     }
 
+    /// `name` with this side's suffix.
+    pub fn instance(&self, name: &str) -> String {
+        match self.side {
+            Side::Real => format!("{name}_r"),
+            Side::Fake => format!("{name}_f"),
+        }
+    }
+
+    /// A client id with this side's suffix removed (for observations).
+    pub fn unsuffixed(&self, id: &str) -> String {
+        id.strip_suffix("_r")
+            .or_else(|| id.strip_suffix("_f"))
+            .unwrap_or(id)
+            .to_owned()
+    }
+
     /// A raw request to broker-a.
     pub async fn call(&self, cmd: RemotingCommand) -> RemotingCommand {
         self.client
@@ -158,10 +174,13 @@ impl Target {
             .unwrap_or_else(|e| panic!("{:?}: name server call: {e}", self.side))
     }
 
+    /// A client config on this side. Client instances are shared per
+    /// client id in a process (as in Java), so the side is appended to the
+    /// instance name (`_r` real, `_f` fake): both sides' ids sort alike.
     pub fn config(&self, instance: &str) -> ClientConfig {
         ClientConfig::builder()
             .namesrv_addr(self.namesrv.clone())
-            .instance_name(instance)
+            .instance_name(self.instance(instance))
             .persist_consumer_offset_interval(Duration::from_secs(1))
             .build()
             .expect("client config")
@@ -241,6 +260,31 @@ impl Target {
         }
     }
 
+    /// Waits until the queue's max offset reaches `n`: the real broker
+    /// dispatches stored messages to its consume queues a moment after the
+    /// send answer.
+    pub async fn wait_max_offset(&self, topic: &str, queue_id: i32, n: i64) {
+        let deadline = Instant::now() + CALL;
+        loop {
+            let max = self
+                .admin
+                .get_max_offset(&self.broker, topic, queue_id, None)
+                .await
+                .unwrap_or_else(|e| {
+                    panic!("{:?}: max offset of {topic}#{queue_id}: {e}", self.side)
+                });
+            if max >= n {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{:?}: {topic}#{queue_id} max offset {max} < {n}",
+                self.side
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub async fn shutdown(self) {
         self.admin.shutdown().await;
         self.client.shutdown().await;
@@ -295,6 +339,11 @@ where
         t0.elapsed(),
         real.lines.len()
     );
+    if std::env::var_os("RMQ_DIFF_VERBOSE").is_some() {
+        for line in &real.lines {
+            eprintln!("  {name}: {line}");
+        }
+    }
     assert_same(name, &real, &fake);
 }
 
