@@ -431,14 +431,18 @@ pub fn props(m: &MessageExt, labels: &Labels) -> String {
 
 /// One stored message as the client sees it, normalized.
 pub fn describe(m: &MessageExt, t: &Target, labels: &Labels) -> String {
-    let store_host = if m.store_host.to_string() == t.broker {
+    describe_at(m, &t.broker, t.started, labels)
+}
+
+fn describe_at(m: &MessageExt, broker: &str, started: SystemTime, labels: &Labels) -> String {
+    let store_host = if m.store_host.to_string() == broker {
         "broker".to_owned()
     } else {
         m.store_host.to_string()
     };
     let window = |ts: i64| {
         let start = i64::try_from(
-            t.started
+            started
                 .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_millis())
                 .unwrap_or(0),
@@ -509,4 +513,35 @@ pub fn code_and(cmd: &RemotingCommand, fields: &[&str]) -> String {
         .map(|f| format!("{f}={}", cmd.ext_field(f).unwrap_or("-")))
         .collect();
     format!("code={} {}", cmd.code, fields.join(" "))
+}
+
+/// What [`describe`] needs of a target, for use inside listeners (a
+/// `Target` is not shared with them).
+#[derive(Debug, Clone, Copy)]
+pub struct DescribeCtx<'a> {
+    pub broker: &'a str,
+    pub started: SystemTime,
+    pub side: Side,
+}
+
+impl DescribeCtx<'_> {
+    /// A delivery without what depends on timing: which pull carried it
+    /// (the MIN/MAX offsets) and, in the shared retry queue, the arrival
+    /// order.
+    pub fn delivery(
+        &self,
+        m: &MessageExt,
+        queue_topic: &str,
+        labels: &Labels,
+        group: &str,
+    ) -> String {
+        let mut m = m.clone();
+        m.message.remove_property(property::MIN_OFFSET);
+        m.message.remove_property(property::MAX_OFFSET);
+        if queue_topic.starts_with("%RETRY%") {
+            m.queue_offset = -1;
+        }
+        let line = describe_at(&m, self.broker, self.started, labels);
+        format!("via {queue_topic} {line}").replace(group, "<g>")
+    }
 }
