@@ -415,15 +415,10 @@ impl BrokerShared {
             let Some(parked) = st.store.by_commit_offset(offset).cloned() else {
                 continue;
             };
-            let mut properties = parked.properties.clone();
-            if !self.cfg.flavor.is_v5() {
-                // 4.9.x `ScheduleMessageService.messageTimeup`; 5.x delivers the
-                // message with its DELAY and WAIT as they were.
-                properties.remove(property::DELAY);
-                properties.remove(property::TIMER_DELIVER_MS);
-                properties.remove(property::TIMER_DELAY_SEC);
-                properties.insert(property::WAIT.to_owned(), "false".to_owned());
-            }
+            // Java `messageTimeUp` clears DELAY and sets WAIT=false after it
+            // encoded the properties: the delivered message keeps both as
+            // they were.
+            let properties = parked.properties.clone();
             let topic = properties
                 .get(property::REAL_TOPIC)
                 .cloned()
@@ -448,6 +443,7 @@ impl BrokerShared {
                 body: parked.body.clone(),
                 properties,
                 tags_code,
+                properties_text: None,
             };
             if let Err(e) = self.store_message(&mut st, msg, false) {
                 warn!(broker = %self.name, error = ?e, "fake: a delayed message could not be delivered");
@@ -780,6 +776,7 @@ impl FakeBroker {
             body: body.into(),
             properties,
             tags_code,
+            properties_text: None,
         };
         let stored = self
             .inner

@@ -82,6 +82,9 @@ pub(crate) struct NewMessage {
     pub(crate) body: Bytes,
     pub(crate) properties: HashMap<String, String>,
     pub(crate) tags_code: i64,
+    /// The properties string to store, when it is not simply the encoded
+    /// `properties` (4.9.x batches: the message's string, then the batch's).
+    pub(crate) properties_text: Option<String>,
 }
 
 /// Why a message was not stored.
@@ -139,13 +142,16 @@ impl Store {
     /// Stores `m` at the end of its queue.
     pub(crate) fn put(
         &mut self,
-        m: NewMessage,
+        mut m: NewMessage,
         store_timestamp: i64,
         flavor: BrokerFlavor,
         max_message_size: usize,
     ) -> Result<Arc<StoredMsg>, PutError> {
         let queue_offset = self.max_offset(&m.topic, m.queue_id);
-        let properties = encode_properties(&m.properties);
+        let properties = match m.properties_text.take() {
+            Some(text) => text,
+            None => encode(&m.properties, flavor),
+        };
         let version = match flavor {
             BrokerFlavor::V5 => MessageVersion::for_topic(&m.topic),
             BrokerFlavor::V4_9 => MessageVersion::V1,
@@ -387,6 +393,16 @@ impl Store {
     }
 }
 
+/// The properties string as the broker writes it: 4.9.x's
+/// `messageProperties2String` drops the last separator, 5.x's keeps it.
+pub(crate) fn encode(properties: &HashMap<String, String>, flavor: BrokerFlavor) -> String {
+    let mut text = encode_properties(properties);
+    if flavor == BrokerFlavor::V4_9 {
+        text.pop();
+    }
+    text
+}
+
 /// 4.9.x `ConsumeQueue.getOffsetInQueueByTime`: a binary search that stops
 /// at an exact match, else the nearer neighbour.
 fn nearest_by_time(times: &[i64], timestamp: i64) -> i64 {
@@ -447,6 +463,7 @@ mod tests {
             body: Bytes::from_static(b"body"),
             properties: HashMap::new(),
             tags_code,
+            properties_text: None,
         }
     }
 

@@ -164,6 +164,8 @@ impl Service for NameServerService {
             GET_ALL_TOPIC_LIST_FROM_NAMESERVER => {
                 response(ResponseCode::SUCCESS, None).with_body(self.0.topic_list())
             }
+            // 4.9.x's name server answers nothing to a code it does not know.
+            _ if !self.0.flavor.is_v5() => return None,
             other => not_supported(other),
         };
         incoming.reply(answer)

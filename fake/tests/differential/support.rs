@@ -260,6 +260,49 @@ impl Target {
         }
     }
 
+    /// Pulls a queue raw (no route needed) until it answers FOUND or
+    /// `limit` passes; returns the last code and the messages found.
+    pub async fn raw_pull_until_found(
+        &self,
+        topic: &str,
+        queue_id: i32,
+        limit: Duration,
+    ) -> (i32, Vec<MessageExt>) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let header = PullMessageRequestHeader {
+                consumer_group: "rmq_diff_raw_reader".into(),
+                topic: topic.into(),
+                queue_id,
+                queue_offset: 0,
+                max_msg_nums: 32,
+                sys_flag: pull_sys_flag::SUBSCRIPTION,
+                commit_offset: 0,
+                suspend_timeout_millis: 0,
+                subscription: Some("*".into()),
+                sub_version: 0,
+                expression_type: Some("TAG".into()),
+                max_msg_bytes: None,
+                broker_name: None,
+            };
+            let a = self
+                .call(RemotingCommand::request(
+                    rmq_protocol::RequestCode::PULL_MESSAGE,
+                    &header,
+                ))
+                .await;
+            if a.code == 0 || Instant::now() >= deadline {
+                let msgs = if a.code == 0 {
+                    rmq_protocol::message::decode_messages(&a.body).unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                return (a.code, msgs);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Waits until the queue's max offset reaches `n`: the real broker
     /// dispatches stored messages to its consume queues a moment after the
     /// send answer.

@@ -22,11 +22,13 @@ use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::{
     SendMessageRequestHeader, SendMessageRequestHeaderV2, SendMessageResponseHeader,
 };
-use rmq_protocol::message::{decode_batch, decode_properties, property, sys_flag};
+use rmq_protocol::message::{
+    PROPERTY_SEPARATOR, decode_batch, decode_properties, encode_properties, property, sys_flag,
+};
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
 use super::header;
-use crate::broker::store::{NewMessage, PutError, StoredMsg};
+use crate::broker::store::{NewMessage, PutError, StoredMsg, encode};
 use crate::broker::topics::{
     AUTO_CREATE_TOPIC, RETRY_PREFIX, TopicConfig, dlq_topic, is_not_allowed_send_topic,
     validate_topic,
@@ -129,8 +131,12 @@ fn check(
     };
     let valid = config.write_queue_nums.max(config.read_queue_nums);
     if h.queue_id >= valid {
+        let code = match b.cfg.flavor {
+            BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
+            BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
+        };
         return Err(response(
-            ResponseCode::INVALID_PARAMETER,
+            code,
             format!(
                 "request queueId[{}] is illegal, TopicConfig [topicName={}, readQueueNums={}, writeQueueNums={}] Producer: {}",
                 h.queue_id,
@@ -210,7 +216,9 @@ fn send_one(
             }
         }
         let reconsume = h.reconsume_times.unwrap_or(0);
-        let orderly_locked = !st.locks.all_expired(&group, b.now_ms(), b.lease_ms());
+        // 5.x: a group holding orderly locks gets its retries dead-lettered.
+        let orderly_locked =
+            b.cfg.flavor.is_v5() && !st.locks.all_expired(&group, b.now_ms(), b.lease_ms());
         if reconsume > max || orderly_locked {
             properties.insert(property::DELAY.to_owned(), "-1".to_owned());
             topic = dlq_topic(&group);
@@ -231,8 +239,13 @@ fn send_one(
     {
         properties.insert(property::UNIQ_KEY.to_owned(), b.new_uniq_key());
     }
-    if b.cfg.flavor == BrokerFlavor::V4_9 {
-        // "There is no need to store WAIT=true": 4.9.x drops it.
+    let delayed = properties
+        .get(property::DELAY)
+        .and_then(|d| d.trim().parse::<i32>().ok())
+        .is_some_and(|d| d > 0);
+    if b.cfg.flavor == BrokerFlavor::V4_9 && !delayed {
+        // "There is no need to store WAIT=true": 4.9.x drops it, unless the
+        // message is delayed (then the commit log re-encodes it with WAIT).
         properties.remove(property::WAIT);
     }
     properties.insert(property::CLUSTER.to_owned(), b.cfg.cluster_name.clone());
@@ -241,10 +254,6 @@ fn send_one(
     let prepared = properties
         .get(property::TRAN_MSG)
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let delayed = properties
-        .get(property::DELAY)
-        .and_then(|d| d.parse::<i32>().ok())
-        .is_some_and(|d| d > 0);
     if prepared && !(h.reconsume_times.unwrap_or(0) > 0 && delayed) {
         // A transaction's half message: kept out of sight (Java
         // `TransactionalMessageBridge.parseHalfMessageInner`).
@@ -267,6 +276,7 @@ fn send_one(
         tags_code: tags_code(&properties),
         body: incoming.cmd.body.clone(),
         properties,
+        properties_text: None,
     };
     match b.put_message(st, msg) {
         Ok(stored) => answer(b, &[stored], queue_id, uniq),
@@ -328,11 +338,20 @@ fn send_batch(
         );
     }
     let mut stored = Vec::with_capacity(messages.len());
+    let batch_text = encode(&batch_props, b.cfg.flavor);
     for m in messages {
         let mut properties = m.properties;
+        let mut properties_text = None;
         if b.cfg.flavor == BrokerFlavor::V4_9 {
-            // 4.9.x appends the batch's properties to each message's.
+            // 4.9.x appends the batch's properties string to each message's
+            // (a key in both is then written twice; the later one counts).
+            let mut text = encode_properties(&properties);
+            if !text.is_empty() && !batch_text.is_empty() && !text.ends_with(PROPERTY_SEPARATOR) {
+                text.push(PROPERTY_SEPARATOR);
+            }
+            text.push_str(&batch_text);
             properties.extend(batch_props.iter().map(|(k, v)| (k.clone(), v.clone())));
+            properties_text = Some(text);
         }
         properties.remove(property::DELAY);
         let msg = NewMessage {
@@ -348,6 +367,7 @@ fn send_batch(
             tags_code: tags_code(&properties),
             body: m.body,
             properties,
+            properties_text,
         };
         match b.put_message(st, msg) {
             Ok(s) => stored.push(s),

@@ -109,6 +109,7 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
         body: failed.body.clone(),
         properties,
         tags_code,
+        properties_text: None,
     };
     match b.put_message(&mut st, msg) {
         Ok(_) => ok(),
