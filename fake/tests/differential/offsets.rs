@@ -107,21 +107,21 @@ async fn offsets_answer_alike() {
                 "query unknown group: {}",
                 code_and(&t.call(query(&other, &topic, 0)).await, &f)
             );
-            // A heartbeat-less pull creates the group (auto-create).
-            let pulled = t.pull_all(&topic, 1).await;
-            let _ = pulled;
-            let mut hb = rmq_protocol::body::HeartbeatData::default();
-            hb.client_id = "diff-offsets-client".into();
-            hb.consumer_data_set.push(rmq_protocol::body::ConsumerData {
-                group_name: group.clone(),
-                subscription_data_set: vec![rmq_protocol::body::SubscriptionData::build(
-                    topic.clone(),
-                    "*",
-                    rmq_protocol::body::ExpressionType::Tag,
-                    1,
-                )],
+            // The group's heartbeat creates it.
+            let hb = rmq_protocol::body::HeartbeatData {
+                client_id: "diff-offsets-client".into(),
+                consumer_data_set: vec![rmq_protocol::body::ConsumerData {
+                    group_name: group.clone(),
+                    subscription_data_set: vec![rmq_protocol::body::SubscriptionData::build(
+                        topic.clone(),
+                        "*",
+                        rmq_protocol::body::ExpressionType::Tag,
+                        1,
+                    )],
+                    ..Default::default()
+                }],
                 ..Default::default()
-            });
+            };
             let a = t
                 .call(
                     RemotingCommand::new_request(RequestCode::HEART_BEAT)
