@@ -333,6 +333,15 @@ impl FakeCluster {
         &self.clock
     }
 
+    /// Delivers every delayed message of every broker now (see
+    /// [`FakeBroker::deliver_delayed_now`]); returns how many.
+    pub fn deliver_delayed_now(&self) -> usize {
+        self.brokers
+            .iter()
+            .map(FakeBroker::deliver_delayed_now)
+            .sum()
+    }
+
     /// Creates (or updates) `topic` on every broker, with `queues` queues
     /// (`None`: the builder's [`queues`](FakeClusterBuilder::queues));
     /// routable when this returns.

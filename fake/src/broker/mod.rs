@@ -404,13 +404,19 @@ impl BrokerShared {
         Ok(stored)
     }
 
-    /// Delivers the delayed messages that are due into their real topics.
-    fn deliver_due(&self) {
+    /// Delivers the delayed messages that are due (every one with `all`)
+    /// into their real topics; returns how many.
+    fn deliver_due(&self, all: bool) -> usize {
         let mut st = self.state();
         if !st.running {
-            return;
+            return 0;
         }
-        let due = st.schedule.take_due(self.now_ms());
+        let due = if all {
+            st.schedule.take_all()
+        } else {
+            st.schedule.take_due(self.now_ms())
+        };
+        let count = due.len();
         for offset in due {
             let Some(parked) = st.store.by_commit_offset(offset).cloned() else {
                 continue;
@@ -449,6 +455,7 @@ impl BrokerShared {
                 warn!(broker = %self.name, error = ?e, "fake: a delayed message could not be delivered");
             }
         }
+        count
     }
 
     /// Marks what is stored and committed as flushed.
@@ -525,7 +532,7 @@ async fn schedule_loop(broker: Arc<BrokerShared>, cancel: CancellationToken) {
                 }
             } => {}
         }
-        broker.deliver_due();
+        broker.deliver_due(false);
     }
 }
 
@@ -720,9 +727,17 @@ impl FakeBroker {
             .holder(group, queue, now, self.inner.lease_ms())
     }
 
-    /// How many delayed messages wait for their time.
+    /// How many delayed messages (delay levels, retries) wait for their time.
     pub fn scheduled(&self) -> usize {
         self.inner.state().schedule.len()
+    }
+
+    /// Delivers every delayed message now, due or not, without moving the
+    /// clock (so leases and client expiry are not affected); returns how
+    /// many. [`FakeClock::advance`](crate::FakeClock::advance) is the
+    /// time-faithful alternative.
+    pub fn deliver_delayed_now(&self) -> usize {
+        self.inner.deliver_due(true)
     }
 
     /// How many pulls are held (long polling).

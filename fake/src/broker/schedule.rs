@@ -30,6 +30,11 @@ impl Schedule {
         due.into_values().collect()
     }
 
+    /// Takes every scheduled message, due or not, in due order.
+    pub(crate) fn take_all(&mut self) -> Vec<i64> {
+        std::mem::take(&mut self.due).into_values().collect()
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.due.len()
     }
