@@ -180,6 +180,8 @@ async fn pulls_answer_alike() {
                 ("sql none", p(0, 0).filter("SQL92", "n > 100")),
                 // An expression that does not compile filters nothing.
                 ("sql broken", p(0, 0).filter("SQL92", "n >")),
+                ("sql empty", p(0, 0).filter("SQL92", "")),
+                ("unknown type", p(0, 0).filter("FOO", "n > 1")),
             ] {
                 obs!(o, "{name}: {}", describe(&t.call(pull.cmd()).await));
             }

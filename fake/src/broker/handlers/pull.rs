@@ -175,12 +175,27 @@ fn check(
         let expression = h.subscription.clone().unwrap_or_default();
         let ty = match h.expression_type.as_deref() {
             None | Some("TAG") => ExpressionType::Tag,
-            Some("SQL92") if !expression.is_empty() => ExpressionType::Sql92,
-            Some(_) => {
+            // Java `FilterAPI.build` refuses an empty non-TAG expression.
+            Some(_) if expression.is_empty() => {
                 return Err(response(
                     ResponseCode::SUBSCRIPTION_PARSE_FAILED,
                     "parse the consumer's subscription failed".to_owned(),
                 ));
+            }
+            Some("SQL92") => ExpressionType::Sql92,
+            Some(other) => {
+                // A type the broker has no filter for: its filter data is
+                // null, so nothing is filtered (unless property filters are
+                // off altogether).
+                if !b.cfg.property_filter {
+                    return Err(response(
+                        ResponseCode::SYSTEM_ERROR,
+                        format!(
+                            "The broker does not support consumer to filter message by {other}"
+                        ),
+                    ));
+                }
+                return Ok(MessageFilter::All);
             }
         };
         let sub = SubscriptionData::build(h.topic.clone(), &expression, ty, h.sub_version);
