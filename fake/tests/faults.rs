@@ -82,6 +82,10 @@ fn lock(client_id: &str, group: &str, topic: &str) -> RemotingCommand {
         .with_body(body.to_json_bytes().unwrap())
 }
 
+async fn code(c: &RemotingClient, addr: &str, cmd: RemotingCommand) -> i32 {
+    c.invoke(addr, cmd, CALL).await.unwrap().code
+}
+
 async fn offset_of(c: &RemotingClient, addr: &str, topic: &str) -> i64 {
     let a = c.invoke(addr, max_offset(topic), CALL).await.unwrap();
     a.ext_field("offset").unwrap().parse().unwrap()
@@ -216,20 +220,8 @@ async fn per_connection_faults_and_a_partition() {
         .find(|c| c.client_id.as_deref() == Some("10.0.0.1@one"))
         .expect("attributed by its heartbeat");
     cluster.add_fault(Fault::any(Action::error(ResponseCode::SYSTEM_BUSY)).connection(one_conn.id));
-    assert_eq!(
-        one.invoke(&a_addr, max_offset("p_t"), CALL)
-            .await
-            .unwrap()
-            .code,
-        2
-    );
-    assert_eq!(
-        two.invoke(&a_addr, max_offset("p_t"), CALL)
-            .await
-            .unwrap()
-            .code,
-        0
-    );
+    assert_eq!(code(&one, &a_addr, max_offset("p_t")).await, 2);
+    assert_eq!(code(&two, &a_addr, max_offset("p_t")).await, 0);
     cluster.clear_faults();
 
     // Partition "one" from broker-b: its heartbeat there is swallowed (the
@@ -250,29 +242,10 @@ async fn per_connection_faults_and_a_partition() {
             .unwrap_err()
             .is_timeout()
     );
-    assert_eq!(
-        one.invoke(&a_addr, max_offset("p_t"), CALL)
-            .await
-            .unwrap()
-            .code,
-        0
-    );
-    assert_eq!(
-        two.invoke(&b_addr, max_offset("p_t"), CALL)
-            .await
-            .unwrap()
-            .code,
-        0
-    );
+    assert_eq!(code(&one, &a_addr, max_offset("p_t")).await, 0);
+    assert_eq!(code(&two, &b_addr, max_offset("p_t")).await, 0);
     cluster.clear_fault(id);
-    assert_eq!(
-        one.invoke(&b_addr, max_offset("p_t"), CALL)
-            .await
-            .unwrap()
-            .code,
-        0,
-        "healed"
-    );
+    assert_eq!(code(&one, &b_addr, max_offset("p_t")).await, 0, "healed");
     assert!(cluster.partition("x", "broker-z").is_err());
     assert_eq!(cluster.disconnect_client("10.0.0.2@two"), 1);
     one.shutdown().await;
@@ -427,10 +400,7 @@ async fn a_bad_frame_closes_only_its_connection() {
         .unwrap_or(0);
     assert_eq!(n, 0, "the connection is closed");
     let c = client();
-    assert_eq!(
-        c.invoke(&addr, max_offset("b_t"), CALL).await.unwrap().code,
-        0
-    );
+    assert_eq!(code(&c, &addr, max_offset("b_t")).await, 0);
     let mut huge = tokio::net::TcpStream::connect(&addr).await.unwrap();
     huge.write_all(&[0x7F, 0xFF, 0xFF, 0xFF]).await.unwrap();
     let n = tokio::time::timeout(CALL, huge.read(&mut buf))
@@ -438,10 +408,7 @@ async fn a_bad_frame_closes_only_its_connection() {
         .unwrap()
         .unwrap_or(0);
     assert_eq!(n, 0, "an oversized frame closes the connection");
-    assert_eq!(
-        c.invoke(&addr, max_offset("b_t"), CALL).await.unwrap().code,
-        0
-    );
+    assert_eq!(code(&c, &addr, max_offset("b_t")).await, 0);
     c.shutdown().await;
 }
 

@@ -68,12 +68,7 @@ async fn offsets_answer_alike() {
                 "new group, empty queue: {}",
                 code_and(&t.call(query(&group, &topic, 0)).await, &f)
             );
-            let producer = rmq_producer::Producer::builder()
-                .group("diff_off_pg")
-                .client_config(t.config("diff_off_p"))
-                .start()
-                .await
-                .unwrap();
+            let producer = t.producer("diff_off_pg").await;
             let mut stored_at = Vec::new();
             for i in 0..6 {
                 let r = producer

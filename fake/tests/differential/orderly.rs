@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmq_consumer_push::{ConsumeFrom, OrderlyResult, PushConsumer, orderly_listener_fn};
-use rmq_producer::{Message, Producer, select_by_hash};
+use rmq_producer::{Message, select_by_hash};
 use rmq_protocol::body::{LockBatchRequestBody, LockBatchResponseBody};
 use rmq_protocol::{RemotingCommand, RequestCode};
 
@@ -38,12 +38,7 @@ async fn orderly_consumption_goes_alike() {
         async move {
             let mut o = Obs::default();
             t.topic(&topic, 2).await;
-            let p = Producer::builder()
-                .group("diff_ord_pg")
-                .client_config(t.config("diff_ord_p"))
-                .start()
-                .await
-                .unwrap();
+            let p = t.producer("diff_ord_pg").await;
             let labels = Labels::default();
             for key in ["k0", "k1", "k2", "k3"] {
                 for seq in 0..3 {

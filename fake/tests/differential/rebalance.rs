@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmq_consumer_push::{ConsumeFrom, ConsumeResult, PushConsumer, listener_fn};
-use rmq_producer::{Message, Producer};
+use rmq_producer::Message;
 
 use crate::obs;
 use crate::support::{Obs, Target, run};
@@ -91,12 +91,7 @@ async fn three_consumers_share_the_queues_alike() {
             ids.sort();
             obs!(o, "broker lists {ids:?}");
 
-            let p = Producer::builder()
-                .group("diff_rebal_pg")
-                .client_config(t.config("diff_rebal_p"))
-                .start()
-                .await
-                .unwrap();
+            let p = t.producer("diff_rebal_pg").await;
             for i in 0..24 {
                 let q = i % QUEUES;
                 p.send_to_queue(Message::new(&topic, format!("m{i}")), &t.mq(&topic, q))

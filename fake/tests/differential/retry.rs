@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmq_consumer_push::{ConsumeFrom, ConsumeResult, PushConsumer, listener_fn};
-use rmq_producer::{Message, Producer};
+use rmq_producer::Message;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::message::property;
 use rmq_protocol::{RemotingCommand, RequestCode};
@@ -27,12 +27,7 @@ async fn retries_and_dead_letters_look_alike() {
             let mut o = Obs::default();
             let labels = Arc::new(Labels::default());
             t.topic(&topic, 2).await;
-            let p = Producer::builder()
-                .group("diff_retry_pg")
-                .client_config(t.config("diff_retry_p"))
-                .start()
-                .await
-                .unwrap();
+            let p = t.producer("diff_retry_pg").await;
             let mut offset_ids = BTreeMap::new();
             for (name, tag, q) in [
                 ("once", "once", 0),

@@ -186,6 +186,16 @@ impl Target {
             .expect("client config")
     }
 
+    /// A started producer of `group` on this side.
+    pub async fn producer(&self, group: &str) -> rmq_producer::Producer {
+        rmq_producer::Producer::builder()
+            .group(group)
+            .client_config(self.config(&format!("{group}_i")))
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("{:?}: producer {group}: {e}", self.side))
+    }
+
     /// Every message of a queue, pulled raw from offset 0 (SUBSCRIPTION
     /// `*`), as the client decodes them.
     pub async fn pull_all(&self, topic: &str, queue_id: i32) -> Vec<MessageExt> {
@@ -193,21 +203,7 @@ impl Target {
         let mut out = Vec::new();
         let mut offset = 0;
         loop {
-            let header = PullMessageRequestHeader {
-                consumer_group: "rmq_diff_raw_reader".into(),
-                topic: topic.into(),
-                queue_id,
-                queue_offset: offset,
-                max_msg_nums: 32,
-                sys_flag: pull_sys_flag::SUBSCRIPTION,
-                commit_offset: 0,
-                suspend_timeout_millis: 0,
-                subscription: Some("*".into()),
-                sub_version: 0,
-                expression_type: Some("TAG".into()),
-                max_msg_bytes: None,
-                broker_name: Some(self.broker_name.clone()),
-            };
+            let header = raw_pull_header(topic, queue_id, offset);
             let r = self
                 .admin
                 .pull_message(&self.broker, header, Some(CALL))
@@ -270,21 +266,7 @@ impl Target {
     ) -> (i32, Vec<MessageExt>) {
         let deadline = Instant::now() + limit;
         loop {
-            let header = PullMessageRequestHeader {
-                consumer_group: "rmq_diff_raw_reader".into(),
-                topic: topic.into(),
-                queue_id,
-                queue_offset: 0,
-                max_msg_nums: 32,
-                sys_flag: pull_sys_flag::SUBSCRIPTION,
-                commit_offset: 0,
-                suspend_timeout_millis: 0,
-                subscription: Some("*".into()),
-                sub_version: 0,
-                expression_type: Some("TAG".into()),
-                max_msg_bytes: None,
-                broker_name: None,
-            };
+            let header = raw_pull_header(topic, queue_id, 0);
             let a = self
                 .call(RemotingCommand::request(
                     rmq_protocol::RequestCode::PULL_MESSAGE,
@@ -334,6 +316,26 @@ impl Target {
         if let Some(c) = self.fake {
             c.shutdown().await;
         }
+    }
+}
+
+/// A pull of 32 messages from `offset`, subscription `*` in the request, no
+/// hold, for a reader group of its own.
+fn raw_pull_header(topic: &str, queue_id: i32, offset: i64) -> PullMessageRequestHeader {
+    PullMessageRequestHeader {
+        consumer_group: "rmq_diff_raw_reader".into(),
+        topic: topic.into(),
+        queue_id,
+        queue_offset: offset,
+        max_msg_nums: 32,
+        sys_flag: pull_sys_flag::SUBSCRIPTION,
+        commit_offset: 0,
+        suspend_timeout_millis: 0,
+        subscription: Some("*".into()),
+        sub_version: 0,
+        expression_type: Some("TAG".into()),
+        max_msg_bytes: None,
+        broker_name: None,
     }
 }
 

@@ -162,6 +162,30 @@ fn random_queue(n: i32) -> i32 {
     i32::try_from(r).unwrap_or(0)
 }
 
+/// The queue to write: the header's, or a random writable one for −1.
+fn queue_for(h: &SendMessageRequestHeader, config: &TopicConfig) -> i32 {
+    if h.queue_id < 0 {
+        random_queue(config.write_queue_nums)
+    } else {
+        h.queue_id
+    }
+}
+
+/// The header's properties string, decoded.
+fn header_properties(
+    h: &SendMessageRequestHeader,
+) -> Result<HashMap<String, String>, RemotingCommand> {
+    match h
+        .properties
+        .as_deref()
+        .map(|p| decode_properties(p.as_bytes()))
+    {
+        None => Ok(HashMap::new()),
+        Some(Ok(p)) => Ok(p),
+        Some(Err(e)) => Err(response(ResponseCode::MESSAGE_ILLEGAL, e.to_string())),
+    }
+}
+
 fn illegal(e: &PutError, max: usize) -> RemotingCommand {
     let remark = match e {
         PutError::TooLarge => format!(
@@ -187,18 +211,10 @@ fn send_one(
     topic_config: TopicConfig,
     incoming: &Incoming,
 ) -> RemotingCommand {
-    let mut queue_id = h.queue_id;
-    if queue_id < 0 {
-        queue_id = random_queue(topic_config.write_queue_nums);
-    }
-    let mut properties = match h
-        .properties
-        .as_deref()
-        .map(|p| decode_properties(p.as_bytes()))
-    {
-        None => HashMap::new(),
-        Some(Ok(p)) => p,
-        Some(Err(e)) => return response(ResponseCode::MESSAGE_ILLEGAL, e.to_string()),
+    let mut queue_id = queue_for(h, &topic_config);
+    let mut properties = match header_properties(h) {
+        Ok(p) => p,
+        Err(answer) => return answer,
     };
     let mut topic = h.topic.clone();
     // Java handleRetryAndDLQ.
@@ -291,10 +307,7 @@ fn send_batch(
     topic_config: TopicConfig,
     incoming: &Incoming,
 ) -> RemotingCommand {
-    let mut queue_id = h.queue_id;
-    if queue_id < 0 {
-        queue_id = random_queue(topic_config.write_queue_nums);
-    }
+    let queue_id = queue_for(h, &topic_config);
     if h.topic.len() > 127 {
         return response(
             ResponseCode::MESSAGE_ILLEGAL,
@@ -307,14 +320,9 @@ fn send_batch(
             format!("batch request does not support retry group {}", h.topic),
         );
     }
-    let mut batch_props = match h
-        .properties
-        .as_deref()
-        .map(|p| decode_properties(p.as_bytes()))
-    {
-        None => HashMap::new(),
-        Some(Ok(p)) => p,
-        Some(Err(e)) => return response(ResponseCode::MESSAGE_ILLEGAL, e.to_string()),
+    let mut batch_props = match header_properties(h) {
+        Ok(p) => p,
+        Err(answer) => return answer,
     };
     batch_props.insert(property::CLUSTER.to_owned(), b.cfg.cluster_name.clone());
     let messages = match decode_batch(&incoming.cmd.body, &h.topic) {
