@@ -81,7 +81,7 @@
 //!
 //! # Faithfulness
 //!
-//! The crate's differential suite (`tests/differential_*.rs`) runs the same
+//! The crate's differential suite (`tests/differential/`) runs the same
 //! scenarios against the real broker and against the fake and compares what
 //! the client sees. Where they differ on purpose, the crate's `README.md`
 //! lists it under "Known differences".
