@@ -41,8 +41,8 @@ ALLOWED = {
     # beside the layers: the in-process fake broker (published), dev and test crates
     "rmq-fake": L1,
     "rmq-testkit": L6,
-    "rmq-tests-integration": L6 | {"rmq-testkit"},
-    "rmq-examples": L6 | {"rmq-testkit", "rmq-tests-integration"},
+    "rmq-tests-integration": L6 | {"rmq-testkit", "rmq-fake"},
+    "rmq-examples": L6 | {"rmq-testkit", "rmq-tests-integration", "rmq-fake"},
     "rmq-bench": L6,
 }
 TESTKIT_REQUIRED = {"rmq-protocol"}

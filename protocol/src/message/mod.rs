@@ -9,7 +9,7 @@
 //! | `sys_flag.rs` | [`sys_flag`] bits |
 //! | `properties.rs` | the properties string: [`encode_properties`], [`decode_properties`] |
 //! | `decode.rs` | stored messages: [`decode_messages`], [`decode_message`], [`unwrap_inner_batch`] |
-//! | `encode.rs` | [`encode_stored_message`], for tests and tools |
+//! | `encode.rs` | [`encode_stored_message`], [`encode_stored_record`] (raw fields, body as stored), for tests, fake brokers and tools |
 //! | `batch.rs` | SEND_BATCH_MESSAGE bodies: [`encode_batch`], [`decode_batch`] |
 //! | `compress.rs` | [`CompressionType`], [`compress_body`], bounded decompression |
 //! | `id.rs` | [`offset_msg_id`], [`parse_offset_msg_id`], [`UniqIdGenerator`] |
@@ -83,7 +83,7 @@ pub use decode::{
     MIN_STORED_RECORD_LEN, MessageVersion, StoredMessages, decode_message, decode_message_with,
     decode_messages, decode_messages_with, unwrap_inner_batch,
 };
-pub use encode::encode_stored_message;
+pub use encode::{StoredRecord, encode_stored_message, encode_stored_record};
 pub use id::{UniqIdGenerator, ms_since_month_start, offset_msg_id, parse_offset_msg_id};
 pub use model::{Message, MessageExt};
 pub use properties::{
