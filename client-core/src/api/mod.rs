@@ -4,6 +4,10 @@
 use std::time::Duration;
 
 pub mod admin;
+mod admin_cluster;
+mod admin_group;
+mod admin_message;
+mod admin_topic;
 mod consumer;
 mod offset;
 pub mod pull;
