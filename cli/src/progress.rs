@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How often the plain (non-terminal) status line is printed.
 const PLAIN_EVERY: Duration = Duration::from_secs(1);
@@ -32,26 +32,25 @@ impl Progress {
     /// `quiet`.
     pub(crate) fn new(label: &'static str, total: Option<u64>, quiet: bool) -> Self {
         let started = Instant::now();
-        let mode =
-            if quiet {
-                Mode::Off
-            } else if std::io::stderr().is_terminal() {
-                let bar = match total {
+        let mode = if quiet {
+            Mode::Off
+        } else if std::io::stderr().is_terminal() {
+            let bar = match total {
                 Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr())
                     .with_style(bar_style(
-                        "{spinner} {prefix} [{bar:30}] {human_pos}/{human_len} {per_sec} ETA {eta}",
+                        "{spinner} {prefix} [{bar:30}] {human_pos}/{human_len} {rate} ETA {eta}",
                     )),
                 None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
-                    .with_style(bar_style("{spinner} {prefix} {human_pos} {per_sec} {elapsed}")),
+                    .with_style(bar_style("{spinner} {prefix} {human_pos} {rate} {elapsed}")),
             };
-                bar.set_prefix(label);
-                bar.enable_steady_tick(Duration::from_millis(100));
-                Mode::Bar(bar)
-            } else {
-                Mode::Plain {
-                    next: started + PLAIN_EVERY,
-                }
-            };
+            bar.set_prefix(label);
+            bar.enable_steady_tick(Duration::from_millis(100));
+            Mode::Bar(bar)
+        } else {
+            Mode::Plain {
+                next: started + PLAIN_EVERY,
+            }
+        };
         Progress {
             label,
             total,
@@ -95,6 +94,12 @@ impl Progress {
 fn bar_style(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "rate",
+            |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0} msg/s", state.per_sec());
+            },
+        )
         .progress_chars("=> ")
 }
 

@@ -116,6 +116,7 @@ pub(crate) async fn consume(connect: &ConnectArgs, args: ConsumeArgs) -> Result<
         .consume_from(args.from.consume_from())
         .start()
         .await?;
+    eprintln!("consuming {} as group {}", args.read.topic, args.group);
     let printed = print_messages(&consumer, &args.read).await;
     let committed = consumer.commit().await;
     let shut = consumer.shutdown().await;
@@ -148,6 +149,10 @@ pub(crate) async fn tail(connect: &ConnectArgs, args: TailArgs) -> Result<Outcom
         .offset_store_dir(scratch.path())
         .start()
         .await?;
+    eprintln!(
+        "tailing {} from {} as broadcasting group {group} (nothing committed)",
+        args.read.topic, args.from
+    );
     let printed = print_messages(&consumer, &args.read).await;
     let shut = consumer.shutdown().await;
     let n = printed?;
