@@ -57,8 +57,9 @@ with --topic, every queue of that topic. Brokers that cannot be asked are report
         after_help = "Examples:\n  rmq group reset billing --to first\n  rmq group reset billing --to 1h --topic orders --yes\n\n\
 Shows the current and new offset of every queue, then asks (unless --yes). A group with\n\
 live consumers is refused: they would overwrite the new offsets with their next commit.\n\
---force asks the brokers to reset them anyway (5.x: the brokers store the offsets and the\n\
-consumers pick them up; 4.9.x: the brokers tell the online consumers). Without --topic,\n\
+--force hands the reset to the brokers instead (5.x: they store the offsets and answer the\n\
+consumers' next pull with PULL_OFFSET_MOVED; 4.9.x: they tell the online consumers); whether\n\
+a running consumer rewinds depends on how it handles that. Without --topic,\n\
 every topic the group has committed offsets for (not its %RETRY% and %DLQ% topics)."
     )]
     Reset {

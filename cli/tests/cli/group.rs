@@ -132,7 +132,7 @@ fn reset_is_refused_while_consumers_are_live_then_moves_the_offsets() {
 }
 
 #[test]
-fn force_resets_a_live_group_through_the_brokers() {
+fn force_hands_a_live_group_reset_to_the_brokers() {
     let t = topic("cli_reset_force", 1);
     ok(&["produce", &t, "f1", "f2"]);
     let group = rmq_testkit::unique_name("g_force");
@@ -158,9 +158,9 @@ fn force_resets_a_live_group_through_the_brokers() {
         "{}",
         out.stdout
     );
-    // The live consumer goes back to the start and prints both again.
-    let again: Vec<String> = (0..2).map(|_| live.line(60)).collect();
-    assert!(again.iter().any(|l| l.ends_with(": f1")), "{again:?}");
+    // Whether the live consumer then rewinds is up to the consumer (5.x:
+    // PULL_OFFSET_MOVED on its next pull; 4.9.x: RESET_CONSUMER_CLIENT_OFFSET);
+    // this test covers what the command does: the brokers took the reset.
     let (code, _) = live.interrupt(30);
     assert_eq!(code, Some(0));
 }
