@@ -12,8 +12,7 @@ fn ctrl_c_stops_cleanly_after_committing() {
     let mut seen: Vec<String> = (0..4).map(|_| running.line(30)).collect();
     seen.sort();
     assert!(
-        seen.iter()
-            .all(|l| l.contains(&format!("#")) && l.contains(": ")),
+        seen.iter().all(|l| l.contains('#') && l.contains(": ")),
         "{seen:?}"
     );
     let (code, stderr) = running.interrupt(30);
