@@ -74,6 +74,11 @@ async fn topic_stats_consume_stats_and_reset() {
             send(&i, &topic, 0, &format!("UNIQ-stats-{n}"), "k").await;
         }
 
+        // 4.9.x dispatches to the consume queue asynchronously: wait for it.
+        poll_until(10, "three messages dispatched", || async {
+            i.get_max_offset(addr, &topic, 0, None).await.unwrap() == 3
+        })
+        .await;
         let stats = i.get_topic_stats_info(addr, &topic).await.unwrap();
         let q0 = &stats.offset_table[&MessageQueue::new(&topic, &broker.broker_name, 0)];
         let q1 = &stats.offset_table[&MessageQueue::new(&topic, &broker.broker_name, 1)];
@@ -90,23 +95,22 @@ async fn topic_stats_consume_stats_and_reset() {
         assert_eq!(missing.response_code(), Some(ResponseCode::TOPIC_NOT_EXIST));
 
         // A consumer's heartbeat (to the brokers of the cached routes) creates
-        // the group; then commit queue 0 at 1.
+        // the group; then commit queue 0 at 1 and queue 1 at 0 (4.9.x resets
+        // only groups with an offset on every queue).
         i.route(&topic).await.unwrap();
         i.register_consumer(&group, support::TestConsumer::new(&group, &topic))
             .await
             .unwrap();
-        i.update_consumer_offset(
-            addr,
-            rmq_protocol::header::UpdateConsumerOffsetRequestHeader {
+        for (queue_id, offset) in [(0, 1), (1, 0)] {
+            let header = rmq_protocol::header::UpdateConsumerOffsetRequestHeader {
                 consumer_group: group.clone(),
                 topic: topic.clone(),
-                queue_id: 0,
-                commit_offset: 1,
+                queue_id,
+                commit_offset: offset,
                 broker_name: None,
-            },
-        )
-        .await
-        .unwrap();
+            };
+            i.update_consumer_offset(addr, header).await.unwrap();
+        }
         let consumed = i
             .get_consume_stats(addr, &group, Some(&topic))
             .await

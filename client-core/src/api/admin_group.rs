@@ -58,7 +58,9 @@ impl ClientInstance {
     /// (server-side reset, their default) store the offsets themselves and
     /// the consumers pick them up on their next pull; 4.9.x brokers only
     /// send RESET_CONSUMER_CLIENT_OFFSET to the group's online consumers and
-    /// answer CONSUMER_NOT_ONLINE when there are none (then store the
+    /// answer CONSUMER_NOT_ONLINE when there are none, or SYSTEM_ERROR
+    /// ("consumer group not exist") when the group has no offset on some
+    /// queue (then store the
     /// offsets with
     /// [`update_consumer_offset`](ClientInstance::update_consumer_offset),
     /// as Java's `resetOffsetByTimestampOld` does).
