@@ -68,6 +68,26 @@ impl ClientInstance {
         })
     }
 
+    /// Sends `request` to the broker at `addr` and returns the answer when
+    /// it is SUCCESS. Timeout: the config's request timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Broker`] for another code, [`Error::Remoting`] when the call
+    /// failed.
+    pub(crate) async fn invoke_ok(
+        &self,
+        addr: &str,
+        request: RemotingCommand,
+    ) -> Result<RemotingCommand> {
+        let timeout = self.inner.config.request_timeout();
+        Ok(self
+            .inner
+            .remoting
+            .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
+            .await?)
+    }
+
     /// The clusters and brokers the name servers know
     /// (GET_BROKER_CLUSTER_INFO).
     ///
@@ -141,16 +161,7 @@ impl ClientInstance {
     /// the call failed, [`Error::Protocol`] for a malformed body.
     pub async fn get_broker_runtime_info(&self, addr: &str) -> Result<KvTable> {
         let request = RemotingCommand::request(RequestCode::GET_BROKER_RUNTIME_INFO, &EmptyHeader);
-        let response = self
-            .inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        let response = self.invoke_ok(addr, request).await?;
         Ok(KvTable::decode(&response.body)?)
     }
 }

@@ -5,7 +5,7 @@ use rmq_protocol::body::{ConsumeStats, ResetOffsetBody};
 use rmq_protocol::header::{
     DeleteSubscriptionGroupRequestHeader, GetConsumeStatsRequestHeader, ResetOffsetRequestHeader,
 };
-use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode};
 
 use crate::error::Result;
 use crate::instance::ClientInstance;
@@ -35,16 +35,7 @@ impl ClientInstance {
             topic_list: None,
         };
         let request = RemotingCommand::request(RequestCode::GET_CONSUME_STATS, &header);
-        let response = self
-            .inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        let response = self.invoke_ok(addr, request).await?;
         Ok(ConsumeStats::decode(&response.body)?)
     }
 
@@ -78,16 +69,7 @@ impl ClientInstance {
         header: ResetOffsetRequestHeader,
     ) -> Result<Vec<(MessageQueue, i64)>> {
         let request = RemotingCommand::request(RequestCode::INVOKE_BROKER_TO_RESET_OFFSET, &header);
-        let response = self
-            .inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        let response = self.invoke_ok(addr, request).await?;
         if response.body.is_empty() {
             return Ok(Vec::new());
         }
@@ -113,15 +95,7 @@ impl ClientInstance {
             clean_offset: Some(clean_offset),
         };
         let request = RemotingCommand::request(RequestCode::DELETE_SUBSCRIPTIONGROUP, &header);
-        self.inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        self.invoke_ok(addr, request).await?;
         Ok(())
     }
 }

@@ -35,16 +35,7 @@ impl ClientInstance {
             topic: topic.map(str::to_owned),
         };
         let request = RemotingCommand::request(RequestCode::VIEW_MESSAGE_BY_ID, &header);
-        let response = self
-            .inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        let response = self.invoke_ok(addr, request).await?;
         Ok(decode_message(&response.body)?)
     }
 

@@ -3,7 +3,7 @@
 
 use rmq_protocol::body::TopicStatsTable;
 use rmq_protocol::header::{DeleteTopicRequestHeader, GetTopicStatsInfoRequestHeader};
-use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{RemotingCommand, RequestCode};
 
 use crate::error::Result;
 use crate::instance::ClientInstance;
@@ -24,16 +24,7 @@ impl ClientInstance {
             topic: topic.to_owned(),
         };
         let request = RemotingCommand::request(RequestCode::GET_TOPIC_STATS_INFO, &header);
-        let response = self
-            .inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        let response = self.invoke_ok(addr, request).await?;
         Ok(TopicStatsTable::decode(&response.body)?)
     }
 
@@ -51,15 +42,7 @@ impl ClientInstance {
             topic: topic.to_owned(),
         };
         let request = RemotingCommand::request(RequestCode::DELETE_TOPIC_IN_BROKER, &header);
-        self.inner
-            .remoting
-            .invoke_expect(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
-            )
-            .await?;
+        self.invoke_ok(addr, request).await?;
         Ok(())
     }
 }
