@@ -7,39 +7,11 @@ use bytes::Bytes;
 use rmq_client_core::{ClientInstance, PullStatus, SendStatus, now_ms};
 use rmq_protocol::header::{
     BoundaryType, CreateTopicRequestHeader, PullMessageRequestHeader,
-    QueryConsumerOffsetRequestHeader, SendMessageRequestHeaderV2,
-    UpdateConsumerOffsetRequestHeader, pull_sys_flag,
+    QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader, pull_sys_flag,
 };
-use rmq_protocol::message::{encode_properties, property};
+use rmq_protocol::message::property;
 use rmq_protocol::{MessageQueue, ResponseCode};
-use rmq_testkit::client::{create_topic, instance, poll_until, within};
-
-fn send_header(
-    topic: &str,
-    queue_id: i32,
-    uniq: &str,
-    broker_name: &str,
-) -> SendMessageRequestHeaderV2 {
-    let mut props = std::collections::HashMap::new();
-    props.insert(property::UNIQ_KEY.to_owned(), uniq.to_owned());
-    props.insert(property::TAGS.to_owned(), "t1".to_owned());
-    SendMessageRequestHeaderV2 {
-        producer_group: "PID_client_core_tests".into(),
-        topic: topic.into(),
-        default_topic: "TBW102".into(),
-        default_topic_queue_nums: 4,
-        queue_id,
-        sys_flag: 0,
-        born_timestamp: now_ms(),
-        flag: 0,
-        properties: Some(encode_properties(&props)),
-        reconsume_times: Some(0),
-        unit_mode: Some(false),
-        max_reconsume_times: None,
-        batch: Some(false),
-        broker_name: Some(broker_name.into()),
-    }
-}
+use rmq_testkit::client::{create_topic, instance, poll_until, send_header, within};
 
 fn pull_header(group: &str, topic: &str, queue_id: i32, offset: i64) -> PullMessageRequestHeader {
     PullMessageRequestHeader {

@@ -79,6 +79,8 @@ code_table! {
         UPDATE_AND_CREATE_TOPIC = 17, false;
         /// GET_ALL_TOPIC_CONFIG.
         GET_ALL_TOPIC_CONFIG = 21, false;
+        /// GET_BROKER_RUNTIME_INFO (admin).
+        GET_BROKER_RUNTIME_INFO = 28, false;
         /// SEARCH_OFFSET_BY_TIMESTAMP.
         SEARCH_OFFSET_BY_TIMESTAMP = 29, false;
         /// GET_MAX_OFFSET.
@@ -113,6 +115,18 @@ code_table! {
         GET_ROUTEINFO_BY_TOPIC = 105, false;
         /// GET_BROKER_CLUSTER_INFO (name server).
         GET_BROKER_CLUSTER_INFO = 106, false;
+        /// GET_TOPIC_STATS_INFO (admin).
+        GET_TOPIC_STATS_INFO = 202, false;
+        /// GET_ALL_TOPIC_LIST_FROM_NAMESERVER (admin, name server).
+        GET_ALL_TOPIC_LIST_FROM_NAMESERVER = 206, false;
+        /// DELETE_SUBSCRIPTIONGROUP (admin).
+        DELETE_SUBSCRIPTIONGROUP = 207, false;
+        /// GET_CONSUME_STATS (admin).
+        GET_CONSUME_STATS = 208, false;
+        /// DELETE_TOPIC_IN_BROKER (admin).
+        DELETE_TOPIC_IN_BROKER = 215, false;
+        /// DELETE_TOPIC_IN_NAMESRV (admin, name server).
+        DELETE_TOPIC_IN_NAMESRV = 216, false;
         /// RESET_CONSUMER_CLIENT_OFFSET (broker → client).
         RESET_CONSUMER_CLIENT_OFFSET = 220, false;
         /// GET_CONSUMER_STATUS_FROM_CLIENT (broker → client, deprecated).

@@ -14,6 +14,8 @@ use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle};
 use rmq_protocol::body::{
     ConsumeFromWhere, ConsumeType, ConsumerData, ExpressionType, MessageModel, SubscriptionData,
 };
+use rmq_protocol::header::SendMessageRequestHeaderV2;
+use rmq_protocol::message::{encode_properties, property};
 use tokio::sync::Notify;
 
 /// Runs `f`, failing the test when it takes longer than `secs` seconds.
@@ -183,5 +185,35 @@ impl ConsumerHandle for TestConsumer {
     fn notify_ids_changed(&self) {
         self.notified.fetch_add(1, Ordering::SeqCst);
         self.notify.notify_waiters();
+    }
+}
+
+/// A SEND_MESSAGE_V2 header for `queue_id` of `topic` on `broker_name`, with
+/// a `UNIQ_KEY` of `uniq` and the tag `t1` (for tests that send through the
+/// typed calls directly).
+pub fn send_header(
+    topic: &str,
+    queue_id: i32,
+    uniq: &str,
+    broker_name: &str,
+) -> SendMessageRequestHeaderV2 {
+    let mut props = std::collections::HashMap::new();
+    props.insert(property::UNIQ_KEY.to_owned(), uniq.to_owned());
+    props.insert(property::TAGS.to_owned(), "t1".to_owned());
+    SendMessageRequestHeaderV2 {
+        producer_group: "PID_client_core_tests".into(),
+        topic: topic.into(),
+        default_topic: "TBW102".into(),
+        default_topic_queue_nums: 4,
+        queue_id,
+        sys_flag: 0,
+        born_timestamp: rmq_client_core::now_ms(),
+        flag: 0,
+        properties: Some(encode_properties(&props)),
+        reconsume_times: Some(0),
+        unit_mode: Some(false),
+        max_reconsume_times: None,
+        batch: Some(false),
+        broker_name: Some(broker_name.into()),
     }
 }

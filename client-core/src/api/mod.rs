@@ -2,6 +2,10 @@
 //! result types and default timeouts.
 
 pub mod admin;
+mod admin_cluster;
+mod admin_group;
+mod admin_message;
+mod admin_topic;
 mod consumer;
 mod offset;
 pub mod pull;

@@ -3,13 +3,12 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rmq_protocol::body::TopicRouteData;
 use rmq_protocol::header::GetRouteInfoRequestHeader;
 use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 use super::ClientInstance;
 use crate::error::{Error, Result};
@@ -190,49 +189,22 @@ impl ClientInstance {
     /// GET_ROUTEINFO_BY_TOPIC, trying the name servers in turn from the
     /// one that answered last.
     pub(crate) async fn fetch_route_data(&self, topic: &str) -> Result<TopicRouteData> {
-        let addrs = self.inner.config.namesrv_addrs();
-        let count = addrs.len();
-        let start = self.inner.namesrv_index.load(Ordering::Relaxed);
-        let timeout = self.inner.config.request_timeout();
-        let mut last_error = None;
-        for i in 0..count {
-            let index = start.wrapping_add(i) % count.max(1);
-            let Some(addr) = addrs.get(index) else {
-                continue;
-            };
-            let request = RemotingCommand::request(
-                RequestCode::GET_ROUTEINFO_BY_TOPIC,
-                &GetRouteInfoRequestHeader::new(topic),
-            );
-            match self.inner.remoting.invoke(addr, request, timeout).await {
-                Ok(response) => match response.response_code() {
-                    ResponseCode::SUCCESS => {
-                        self.inner.namesrv_index.store(index, Ordering::Relaxed);
-                        return Ok(TopicRouteData::decode(&response.body)?);
-                    }
-                    ResponseCode::TOPIC_NOT_EXIST => {
-                        self.inner.namesrv_index.store(index, Ordering::Relaxed);
-                        return Err(Error::RouteNotFound {
-                            topic: topic.to_owned(),
-                        });
-                    }
-                    _ => {
-                        // e.g. SYSTEM_ERROR "name server not ready": try the next.
-                        let e = Error::broker(addr, RequestCode::GET_ROUTEINFO_BY_TOPIC, &response);
-                        warn!(addr, topic, error = %e, "name server refused the route query");
-                        last_error = Some(e);
-                    }
-                },
-                Err(e) => {
-                    warn!(addr, topic, error = %e, "name server unreachable, trying the next");
-                    last_error = Some(e.into());
-                }
-            }
+        let request = RemotingCommand::request(
+            RequestCode::GET_ROUTEINFO_BY_TOPIC,
+            &GetRouteInfoRequestHeader::new(topic),
+        );
+        let response = self
+            .invoke_namesrv(
+                request,
+                &[ResponseCode::SUCCESS, ResponseCode::TOPIC_NOT_EXIST],
+            )
+            .await?;
+        if response.response_code() == ResponseCode::TOPIC_NOT_EXIST {
+            return Err(Error::RouteNotFound {
+                topic: topic.to_owned(),
+            });
         }
-        Err(Error::NameServerUnavailable {
-            addrs: addrs.to_vec(),
-            source: last_error.map(Box::new),
-        })
+        Ok(TopicRouteData::decode(&response.body)?)
     }
 
     /// Refreshes every topic in use: cached routes and the consumers'

@@ -1,5 +1,7 @@
 //! Serde helpers shared by the body types.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Unexpected};
 
@@ -78,6 +80,19 @@ pub(crate) fn lenient_i32_vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i32
 pub(crate) fn parse_mq_key<E: de::Error>(key: &str) -> Result<MessageQueue, E> {
     serde_json::from_str(key)
         .map_err(|e| E::custom(format!("map key `{key}` is not a MessageQueue: {e}")))
+}
+
+/// Deserializes a map whose keys are `MessageQueue` objects (fastjson's
+/// `Map<MessageQueue, V>`, e.g. `ConsumeStats.offsetTable`).
+pub(crate) fn mq_keyed_map<'de, D, V>(d: D) -> Result<BTreeMap<MessageQueue, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    BTreeMap::<String, V>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| Ok((parse_mq_key(&k)?, v)))
+        .collect()
 }
 
 /// Writes `mq` as fastjson does (keys sorted), for object-keyed maps.

@@ -23,6 +23,7 @@
 #[macro_use]
 mod de;
 
+mod admin_stats;
 mod consumer_list;
 mod heartbeat;
 pub mod lenient_json;
@@ -32,6 +33,9 @@ mod route;
 mod running_info;
 mod subscription;
 
+pub use admin_stats::{
+    ConsumeStats, KvTable, OffsetWrapper, TopicList, TopicOffset, TopicStatsTable,
+};
 pub use consumer_list::ConsumerListBody;
 pub use heartbeat::{
     ConsumeFromWhere, ConsumeType, ConsumerData, HeartbeatData, MessageModel, ProducerData,

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-use super::de::{mq_fastjson_text, parse_mq_key};
+use super::de::mq_fastjson_text;
 use super::heartbeat::ConsumerData;
 use super::subscription::SubscriptionData;
 use crate::error::{Error, Result};
@@ -97,7 +97,7 @@ pub struct ConsumerRunningInfo {
     /// Thread dump, when asked for.
     pub jstack: Option<String>,
     /// Process queue state per queue.
-    #[serde(deserialize_with = "mq_keyed_map")]
+    #[serde(deserialize_with = "super::de::mq_keyed_map")]
     pub mq_table: BTreeMap<MessageQueue, ProcessQueueInfo>,
     /// Client properties (the `PROP_*` keys and consumer config).
     pub properties: BTreeMap<String, String>,
@@ -105,17 +105,6 @@ pub struct ConsumerRunningInfo {
     pub status_table: BTreeMap<String, ConsumeStatus>,
     /// The subscriptions.
     pub subscription_set: Vec<SubscriptionData>,
-}
-
-fn mq_keyed_map<'de, D, V>(d: D) -> Result<BTreeMap<MessageQueue, V>, D::Error>
-where
-    D: Deserializer<'de>,
-    V: Deserialize<'de>,
-{
-    BTreeMap::<String, V>::deserialize(d)?
-        .into_iter()
-        .map(|(k, v)| Ok((parse_mq_key(&k)?, v)))
-        .collect()
 }
 
 impl ConsumerRunningInfo {

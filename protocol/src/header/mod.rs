@@ -33,15 +33,21 @@
 mod macros;
 
 mod admin;
+mod admin_ops;
 mod broker_request;
 mod consumer;
 mod fields;
 mod offset;
 mod pull;
+mod query;
 mod route;
 mod send;
 
 pub use admin::CreateTopicRequestHeader;
+pub use admin_ops::{
+    DeleteSubscriptionGroupRequestHeader, DeleteTopicFromNamesrvRequestHeader,
+    DeleteTopicRequestHeader, GetConsumeStatsRequestHeader, GetTopicStatsInfoRequestHeader,
+};
 pub use broker_request::{
     CheckTransactionStateRequestHeader, ConsumeMessageDirectlyResultRequestHeader,
     GetConsumerRunningInfoRequestHeader, GetConsumerStatusRequestHeader,
@@ -57,6 +63,10 @@ pub use offset::{
     UpdateConsumerOffsetRequestHeader,
 };
 pub use pull::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_flag};
+pub use query::{
+    QueryMessageRequestHeader, QueryMessageResponseHeader, UNIQUE_KEY_QUERY_FLAG,
+    ViewMessageRequestHeader,
+};
 pub use route::GetRouteInfoRequestHeader;
 pub use send::{
     EndTransactionRequestHeader, SendMessageRequestHeader, SendMessageRequestHeaderV2,
