@@ -83,6 +83,7 @@ mod queues;
 mod rebalance;
 mod registration;
 mod send_back;
+mod stream;
 mod subscriptions;
 
 pub use async_trait::async_trait;
@@ -107,3 +108,4 @@ pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use rmq_rebalance::AllocateStrategy;
+pub use stream::{Delivery, DeliveryStream};
