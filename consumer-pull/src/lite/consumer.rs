@@ -150,6 +150,7 @@ impl LitePullConsumer {
         for mq in &queues {
             assignment::drop_queue(inner, mq).await;
         }
+        inner.core.health().revoked(topic, &queues);
         inner.core.instance().send_heartbeat_now().await;
         Ok(())
     }

@@ -169,6 +169,10 @@ impl Inner {
             queues = inner.state().buffer.queues().len(),
             "lite pull consumer started"
         );
+        inner
+            .core
+            .health()
+            .emit(rmq_consumer_base::ConsumerEvent::Started);
         Ok(consumer)
     }
 
