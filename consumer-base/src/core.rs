@@ -20,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, info_span, warn};
 
 use crate::error::{Error, Kind};
+use crate::health::{ConsumerEvent, ConsumerState, Health};
 use crate::options::GroupOptions;
 
 /// The lifecycle and shared handles of one running consumer.
@@ -38,6 +39,7 @@ pub struct ConsumerCore {
     closed: AtomicBool,
     /// Held by a shutdown in progress; `true` once one completed.
     shutdown_done: tokio::sync::Mutex<bool>,
+    health: Health,
 }
 
 impl fmt::Debug for ConsumerCore {
@@ -99,18 +101,43 @@ impl ConsumerCore {
         topics: &[String],
     ) -> Result<ConsumerCore, Error<K>> {
         let group = options.group().to_owned();
+        let health = Health::new(options.rebalance_listener().cloned());
         let offset_store = options.open_offset_store(&instance)?;
         offset_store.load().await?;
-        for topic in topics {
+        // With no topic yet, the group's retry topic asks the name server
+        // whether it answers at all.
+        let probe = [names::retry_topic(&group)];
+        let asked = if topics.is_empty() {
+            &probe[..]
+        } else {
+            topics
+        };
+        for topic in asked {
             match instance.route(topic).await {
                 Ok(_) => {}
+                Err(e @ rmq_client_core::Error::NameServerUnavailable { .. }) => {
+                    if options.fail_fast() {
+                        return Err(Error::Client(e));
+                    }
+                    warn!(group, error = %e, "no name server answers; starting anyway (fail_fast(false))");
+                    health.name_server(Some(e.to_string()));
+                    // The others would wait as long again.
+                    break;
+                }
                 Err(e) if names::is_retry_topic(topic) => {
                     debug!(group, topic, error = %e, "no route for the retry topic yet")
                 }
-                Err(e) => warn!(
-                    group, topic, error = %e,
-                    "no route for a topic yet; reading starts once it exists"
-                ),
+                Err(e) => {
+                    warn!(
+                        group, topic, error = %e,
+                        "no route for a topic yet; reading starts once it exists"
+                    );
+                    if matches!(e, rmq_client_core::Error::RouteNotFound { .. }) {
+                        health.emit(ConsumerEvent::TopicNotFound {
+                            topic: topic.clone(),
+                        });
+                    }
+                }
             }
         }
         Ok(ConsumerCore {
@@ -123,7 +150,13 @@ impl ConsumerCore {
             cancel: CancellationToken::new(),
             closed: AtomicBool::new(false),
             shutdown_done: tokio::sync::Mutex::new(false),
+            health,
         })
+    }
+
+    /// The consumer's state, events and rebalance listener.
+    pub fn health(&self) -> &Health {
+        &self.health
     }
 
     /// The consumer group.
@@ -218,10 +251,13 @@ impl ConsumerCore {
             *done = true;
             return Ok(());
         }
+        self.health.set_state(ConsumerState::ShuttingDown);
         let stopped = stop.await;
         self.instance.unregister_consumer(&self.group).await;
         self.instance.release().await;
         *done = true;
+        self.health.set_state(ConsumerState::ShutDown);
+        self.health.emit(ConsumerEvent::ShutDown);
         stopped
     }
 
@@ -364,6 +400,8 @@ impl<T: Guarded> Drop for DropGuard<T> {
         core.cancel.cancel();
         core.tasks.close();
         self.inner.wake();
+        core.health.set_state(ConsumerState::ShutDown);
+        core.health.emit(ConsumerEvent::ShutDown);
         warn!(
             group = %core.group,
             "{} dropped without shutdown; offsets not persisted",

@@ -203,6 +203,16 @@ impl<K: Kind> Error<K> {
         }
     }
 
+    /// Whether no name server answered (start with `fail_fast`, or a call
+    /// that needed a route): check the name-server address and that the
+    /// name server runs.
+    pub fn is_name_server_unavailable(&self) -> bool {
+        matches!(
+            self,
+            Error::Client(rmq_client_core::Error::NameServerUnavailable { .. })
+        )
+    }
+
     /// Whether the consumer is shut down (nothing more will come).
     pub fn is_shutdown(&self) -> bool {
         matches!(self, Error::Shutdown)

@@ -34,6 +34,7 @@
 
 mod core;
 mod error;
+mod health;
 mod heartbeat;
 pub mod offsets;
 mod options;
@@ -44,6 +45,7 @@ mod subscription;
 
 pub use core::{ConsumerCore, DropGuard, Guarded, queue_span};
 pub use error::{Error, Kind};
+pub use health::{ConsumerEvent, ConsumerState, Health, RebalanceListener};
 pub use heartbeat::HeartbeatGate;
 pub use options::GroupOptions;
 pub use pull_request::{PullSpec, SubscriptionSource, pull_header};
@@ -55,8 +57,10 @@ pub use subscription::{Expression, Subscription};
 /// What the setter and getter macros name; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use futures::Stream;
     pub use rmq_client_core::{ClientConfig, ClientInstance, client_setters};
     pub use rmq_offset_store::{ConsumeFrom, OffsetStore};
     pub use rmq_protocol::body::MessageModel;
     pub use rmq_rebalance::AllocateStrategy;
+    pub use tokio::sync::watch;
 }

@@ -12,6 +12,8 @@ use rmq_protocol::body::{ConsumeType, ConsumerData, MessageModel, SubscriptionDa
 use rmq_protocol::names::{self, NameKind};
 use rmq_rebalance::{AllocateAveragely, AllocateStrategy};
 
+use crate::health::RebalanceListener;
+
 /// The group settings every consumer shares, with the Java defaults.
 /// Consumer configs embed it; their builders set it through the setters
 /// [`group_setters!`](crate::group_setters) adds.
@@ -23,6 +25,18 @@ pub struct GroupOptions {
     allocate_strategy: Arc<dyn AllocateStrategy>,
     offset_store_dir: Option<PathBuf>,
     offset_store: Option<Arc<dyn OffsetStore>>,
+    fail_fast: bool,
+    rebalance_listener: ListenerSlot,
+}
+
+/// The rebalance listener, shown as whether there is one.
+#[derive(Clone, Default)]
+struct ListenerSlot(Option<Arc<dyn RebalanceListener>>);
+
+impl std::fmt::Debug for ListenerSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
 }
 
 impl Default for GroupOptions {
@@ -34,11 +48,35 @@ impl Default for GroupOptions {
             allocate_strategy: Arc::new(AllocateAveragely),
             offset_store_dir: None,
             offset_store: None,
+            fail_fast: true,
+            rebalance_listener: ListenerSlot::default(),
         }
     }
 }
 
 impl GroupOptions {
+    /// Whether `start` fails when no name server answers within the request
+    /// timeout (default `true`); `false` starts anyway and reports
+    /// [`ConsumerEvent::NameServerUnreachable`](crate::ConsumerEvent).
+    pub fn fail_fast(&self) -> bool {
+        self.fail_fast
+    }
+
+    /// Sets [`fail_fast`](Self::fail_fast).
+    pub fn set_fail_fast(&mut self, on: bool) {
+        self.fail_fast = on;
+    }
+
+    /// The application's rebalance listener, if any.
+    pub fn rebalance_listener(&self) -> Option<&Arc<dyn RebalanceListener>> {
+        self.rebalance_listener.0.as_ref()
+    }
+
+    /// Sets the [`rebalance_listener`](Self::rebalance_listener).
+    pub fn set_rebalance_listener(&mut self, listener: Arc<dyn RebalanceListener>) {
+        self.rebalance_listener = ListenerSlot(Some(listener));
+    }
+
     /// The consumer group (Java `consumerGroup`). Required.
     pub fn group(&self) -> &str {
         &self.group
@@ -249,6 +287,28 @@ macro_rules! group_setters {
                 self.config.options.set_offset_store(store);
                 self
             }
+
+            /// Whether `start` fails with
+            /// [`Error::Client`](rmq_consumer_base::Error::Client)`(NameServerUnavailable)`
+            /// when no name server answers within the request timeout
+            /// (default `true`). `false` starts anyway (reading begins once
+            /// a name server answers) and reports it as
+            /// [`ConsumerEvent::NameServerUnreachable`](rmq_consumer_base::ConsumerEvent)
+            /// and the state `NoNameServer`.
+            pub fn fail_fast(mut self, on: bool) -> Self {
+                self.config.options.set_fail_fast(on);
+                self
+            }
+
+            /// Calls `listener` when queues are assigned to this consumer
+            /// or taken away (Java `MessageQueueListener`, rdkafka
+            /// `ConsumerContext`).
+            pub fn rebalance_listener(mut self, listener: impl $crate::RebalanceListener) -> Self {
+                self.config
+                    .options
+                    .set_rebalance_listener(std::sync::Arc::new(listener));
+                self
+            }
         }
     };
     ($builder:ty, $config:ty, rebalance) => {
@@ -422,6 +482,28 @@ macro_rules! handle_getters {
             /// Whether `shutdown` ran (or the consumer was dropped).
             pub fn is_shutdown(&self) -> bool {
                 $crate::Guarded::core(&**self.inner()).is_closed()
+            }
+
+            /// The consumer's state now: running, running without a name
+            /// server, shutting down, shut down.
+            pub fn state(&self) -> $crate::ConsumerState {
+                $crate::Guarded::core(&**self.inner()).health().state()
+            }
+
+            /// A `watch` receiver of the [`state`](Self::state).
+            pub fn watch_state(&self) -> $crate::__private::watch::Receiver<$crate::ConsumerState> {
+                $crate::Guarded::core(&**self.inner()).health().watch_state()
+            }
+
+            /// The consumer's events: the recent ones (up to 64, so the
+            /// start events too), then each as it happens — started, name
+            /// server unreachable / reachable again, topic not found, queues
+            /// assigned / revoked, shut down. The stream ends when the
+            /// consumer's last handle is gone.
+            pub fn events(
+                &self,
+            ) -> impl $crate::__private::Stream<Item = $crate::ConsumerEvent> + Send + Unpin + 'static {
+                $crate::Guarded::core(&**self.inner()).health().events()
             }
         }
     };

@@ -11,6 +11,7 @@ use crate::consumer::PushConsumer;
 use crate::error::Result;
 use crate::inner::{Inner, Listener};
 use crate::orderly::listener::OrderlyListener;
+use crate::stream::{DeliveryStream, StreamListener};
 
 /// Builds and starts a [`PushConsumer`]. Every setter documents its Java
 /// name and default; [`start`](Self::start) validates everything first.
@@ -239,6 +240,49 @@ impl PushConsumerBuilder {
         self.config.orderly = false;
         let (config, client) = self.into_parts()?;
         Inner::start(config, client, Listener::Concurrent(listener)).await
+    }
+
+    /// Starts a concurrent consumer whose messages come as a
+    /// [`DeliveryStream`] of [`Delivery`](crate::Delivery)s instead of listener calls
+    /// (rdkafka's `StreamConsumer`): each delivery is
+    /// [acked](crate::Delivery::ack), [reconsumed later](crate::Delivery::reconsume_later)
+    /// or dropped (= reconsume later). Process queues, flow control, the
+    /// commit rule (a queue's offset never passes an undecided delivery),
+    /// send-back and retries are [`start`](Self::start)'s; at most
+    /// [`consume_concurrency`](Self::consume_concurrency) deliveries are
+    /// undecided at once. The stream ends after
+    /// [`shutdown`](PushConsumer::shutdown).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+    /// use futures::StreamExt;
+    /// use rmq_consumer_push::PushConsumer;
+    ///
+    /// let (consumer, mut deliveries) = PushConsumer::builder()
+    ///     .group("orders")
+    ///     .subscribe("orders", "*")
+    ///     .start_stream()
+    ///     .await?;
+    /// while let Some(d) = deliveries.next().await {
+    ///     if d.body.is_empty() {
+    ///         d.reconsume_later();
+    ///     } else {
+    ///         d.ack();
+    ///     }
+    /// }
+    /// # consumer.shutdown().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub async fn start_stream(self) -> Result<(PushConsumer, DeliveryStream)> {
+        let (listener, stream) = StreamListener::new(self.config.consume_concurrency);
+        let shared = listener.shared().clone();
+        let consumer = self.start(listener).await?;
+        shared.set_stop(consumer.stop_consume_token());
+        Ok((consumer, stream))
     }
 
     /// Like [`start`](Self::start), with an orderly listener: every queue is

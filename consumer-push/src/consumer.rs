@@ -53,6 +53,11 @@ impl PushConsumer {
         self.inner().inspect()
     }
 
+    /// Cancelled when the consumer starts shutting down (or was dropped).
+    pub(crate) fn stop_consume_token(&self) -> tokio_util::sync::CancellationToken {
+        self.inner().stop_consume.clone()
+    }
+
     /// Asks for a rebalance now (it runs at most once a second).
     pub fn rebalance_now(&self) {
         self.inner().trigger.notify();

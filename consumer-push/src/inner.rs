@@ -154,6 +154,10 @@ impl Inner {
             queues = inner.queues.len(),
             "push consumer started"
         );
+        inner
+            .core
+            .health()
+            .emit(rmq_consumer_base::ConsumerEvent::Started);
         Ok(consumer)
     }
 

@@ -83,6 +83,7 @@ mod queues;
 mod rebalance;
 mod registration;
 mod send_back;
+mod stream;
 mod subscriptions;
 
 pub use async_trait::async_trait;
@@ -102,8 +103,11 @@ pub use orderly::listener::{
     OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
 };
 pub use rmq_client_core::ClientConfig;
-pub use rmq_consumer_base::{Expression, GroupOptions};
+pub use rmq_consumer_base::{
+    ConsumerEvent, ConsumerState, Expression, GroupOptions, RebalanceListener,
+};
 pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use rmq_rebalance::AllocateStrategy;
+pub use stream::{Delivery, DeliveryStream};

@@ -53,10 +53,17 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
         if inner.stop_pull.is_cancelled() {
             return;
         }
+        let health = inner.core.health();
         match rebalancer.allocate(&topic).await {
-            Ok(Some(assigned)) => apply(inner, &topic, assigned).await,
-            Ok(None) => {}
+            Ok(Some(assigned)) => {
+                health.rebalanced(None);
+                apply(inner, &topic, assigned).await;
+            }
+            Ok(None) => health.rebalanced(None),
             Err(e) => {
+                if let rmq_rebalance::Error::Client(c) = &e {
+                    health.rebalanced(Some(c));
+                }
                 warn!(topic, error = %e, "rebalance of the topic failed; retrying at the next one")
             }
         }
@@ -93,6 +100,12 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
         info!(queue = %mq, "queue dropped by rebalance");
         changed = true;
     }
+    let revoked: Vec<MessageQueue> = removed
+        .iter()
+        .filter(|mq| !assigned.contains(mq))
+        .cloned()
+        .collect();
+    inner.core.health().revoked(topic, &revoked);
     // Orderly clustering: a new queue is locked before anything else; one
     // locked by another member (not released yet) is retried soon (Java
     // rebalanceLater(500 ms); here the next run, ≥ 1 s later).
@@ -142,12 +155,18 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
     if changed {
         announce(inner, topic).await;
     }
+    let new: Vec<MessageQueue> = started
+        .iter()
+        .map(|(mq, ..)| mq.clone())
+        .filter(|mq| !held_mqs.contains(mq))
+        .collect();
     for (mq, pq, offset, cancel) in started {
         if inner.is_orderly() {
             orderly::service::spawn(inner, mq.clone(), pq.clone(), cancel.clone());
         }
         pull_loop::spawn(inner, mq, pq, offset, cancel);
     }
+    inner.core.health().assigned(topic, &new);
 }
 
 /// The assignment of `topic` changed: bump its `subVersion` and heartbeat

@@ -32,6 +32,8 @@ pub const ENV_FAIL_TAG: &str = "RMQ_CHILD_FAIL_TAG";
 pub const ENV_DELAY_MS: &str = "RMQ_CHILD_DELAY_MS";
 /// Instance name of the child's client (optional; default `child-<pid>`).
 pub const ENV_INSTANCE: &str = "RMQ_CHILD_INSTANCE";
+/// Tag of the messages `lite-child`'s pipeline filter drops (and commits).
+pub const SKIP_TAG: &str = "skip";
 
 /// What the child does besides recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

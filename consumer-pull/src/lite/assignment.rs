@@ -60,19 +60,26 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
     for mq in &stale {
         drop_queue(inner, mq).await;
     }
+    let health = inner.core.health();
     for topic in &topics {
         let held = inner.state().buffer.queues();
         match inner.rebalancer.rebalance(topic, &held).await {
             Ok(Some(d)) if d.is_changed() => {
+                health.rebalanced(None);
                 for mq in &d.removed {
                     drop_queue(inner, mq).await;
                 }
+                health.revoked(topic, &d.removed);
                 for mq in &d.added {
                     add_queue(inner, mq, None);
                 }
+                health.assigned(topic, &d.added);
             }
-            Ok(_) => {}
+            Ok(_) => health.rebalanced(None),
             Err(e) => {
+                if let rmq_rebalance::Error::Client(c) = &e {
+                    health.rebalanced(Some(c));
+                }
                 warn!(group = %inner.core.group(), topic, error = %e, "rebalance failed; trying again later")
             }
         }
@@ -96,12 +103,24 @@ pub(crate) async fn assign(inner: &Arc<Inner>, queues: Vec<MessageQueue>) -> Res
         }
     }
     let held = inner.state().buffer.queues();
-    for mq in held.iter().filter(|mq| !queues.contains(mq)) {
+    let revoked: Vec<MessageQueue> = held
+        .iter()
+        .filter(|mq| !queues.contains(mq))
+        .cloned()
+        .collect();
+    for mq in &revoked {
         drop_queue(inner, mq).await;
     }
-    for mq in queues.iter().filter(|mq| !held.contains(mq)) {
+    let added: Vec<MessageQueue> = queues
+        .iter()
+        .filter(|mq| !held.contains(mq))
+        .cloned()
+        .collect();
+    for mq in &added {
         add_queue(inner, mq, None);
     }
+    per_topic(&revoked, |topic, qs| inner.core.health().revoked(topic, qs));
+    per_topic(&added, |topic, qs| inner.core.health().assigned(topic, qs));
     info!(group = %inner.core.group(), queues = ?queues, "assigned");
     Ok(())
 }
@@ -217,4 +236,13 @@ pub(crate) fn spawn_auto_commit(inner: &Arc<Inner>) {
             async move { inner.commit(PersistMode::Oneway).await }
         },
     );
+}
+
+/// Calls `f` once per topic of `queues` (sorted) with that topic's queues.
+fn per_topic(queues: &[MessageQueue], mut f: impl FnMut(&str, &[MessageQueue])) {
+    for chunk in queues.chunk_by(|a, b| a.topic == b.topic) {
+        if let Some(first) = chunk.first() {
+            f(&first.topic, chunk);
+        }
+    }
 }

@@ -7,6 +7,12 @@
 //! Capacity is *reserved* before a pull and settled when the answer is
 //! in, so concurrent pulls of many queues can never overshoot the total
 //! limit: `buffered + reserved <= limit`, per queue and in total.
+//!
+//! With per-message commits (`auto_commit(false)`), every queue also keeps
+//! the offsets handed out and not committed yet, in hand-out (= offset)
+//! order: its commit position is the smallest of them (one past the last
+//! handed-out message when none is left), so a commit never passes a
+//! message still being worked on.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -43,6 +49,9 @@ pub struct BufferStats {
     pub limit_per_queue: usize,
     /// The total limit (Java `pullThresholdForAll`).
     pub limit_total: usize,
+    /// Messages handed out and not committed yet (per-message commits,
+    /// `auto_commit(false)`; 0 otherwise).
+    pub uncommitted: usize,
 }
 
 /// The answer to a capacity request.
@@ -78,8 +87,42 @@ struct QueueBuf {
     reserved: usize,
     paused: bool,
     handed_out: Option<i64>,
+    /// Handed-out offsets, increasing, with whether each was committed;
+    /// the front is never a committed one (tracking only).
+    pending: VecDeque<(i64, bool)>,
     /// Whether the queue is in `ready`.
     in_ready: bool,
+}
+
+impl QueueBuf {
+    /// Pops the committed offsets at the front.
+    fn trim(&mut self) {
+        while self.pending.front().is_some_and(|&(_, done)| done) {
+            self.pending.pop_front();
+        }
+    }
+
+    /// The commit position: the smallest handed-out, uncommitted offset,
+    /// else one past the last handed-out message (or the seek position).
+    fn position(&self) -> Option<i64> {
+        match self.pending.front() {
+            Some(&(offset, _)) => Some(offset),
+            None => self.handed_out,
+        }
+    }
+}
+
+/// What a per-message commit found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marked {
+    /// The queue's commit position now (it may not have moved: an older
+    /// message is still uncommitted).
+    Position(i64),
+    /// The queue has no position yet (nothing handed out, no seek): the
+    /// message belongs to an earlier assignment of the queue.
+    Nothing,
+    /// The queue is not assigned.
+    NotAssigned,
 }
 
 /// The bounded buffer of every assigned queue.
@@ -94,6 +137,8 @@ pub(crate) struct Buffer {
     peak_total: usize,
     peak_queue: usize,
     next_generation: u64,
+    /// Whether handed-out offsets are tracked for per-message commits.
+    track: bool,
 }
 
 impl Buffer {
@@ -107,7 +152,21 @@ impl Buffer {
             peak_total: 0,
             peak_queue: 0,
             next_generation: 1,
+            track: false,
         }
+    }
+
+    /// A buffer that tracks the handed-out offsets for per-message commits.
+    pub(crate) fn tracking(limits: Limits) -> Self {
+        Buffer {
+            track: true,
+            ..Buffer::new(limits)
+        }
+    }
+
+    /// Whether handed-out offsets are tracked.
+    pub(crate) fn is_tracking(&self) -> bool {
+        self.track
     }
 
     fn generation(&mut self) -> u64 {
@@ -132,6 +191,7 @@ impl Buffer {
                 reserved: 0,
                 paused: false,
                 handed_out: None,
+                pending: VecDeque::new(),
                 in_ready: false,
             },
         );
@@ -266,6 +326,9 @@ impl Buffer {
             for m in q.msgs.drain(..n) {
                 q.bytes = q.bytes.saturating_sub(m.body.len());
                 q.handed_out = Some(m.queue_offset.saturating_add(1));
+                if self.track {
+                    q.pending.push_back((m.queue_offset, false));
+                }
                 out.push(m);
             }
             self.total = self.total.saturating_sub(n);
@@ -302,6 +365,7 @@ impl Buffer {
         q.reserved = 0;
         q.generation = generation;
         q.handed_out = Some(offset);
+        q.pending.clear();
         Some((generation, dropped))
     }
 
@@ -320,6 +384,69 @@ impl Buffer {
 
     pub(crate) fn is_paused(&self, mq: &MessageQueue) -> Option<bool> {
         self.queues.get(mq).map(|q| q.paused)
+    }
+
+    /// Marks the handed-out message at `offset` of `mq` committed.
+    /// An offset not handed out (a message of before a seek, or of an
+    /// earlier assignment) changes nothing.
+    pub(crate) fn mark(&mut self, mq: &MessageQueue, offset: i64) -> Marked {
+        let Some(q) = self.queues.get_mut(mq) else {
+            return Marked::NotAssigned;
+        };
+        if let Ok(i) = q.pending.binary_search_by_key(&offset, |&(o, _)| o) {
+            if let Some(slot) = q.pending.get_mut(i) {
+                slot.1 = true;
+            }
+            q.trim();
+        }
+        q.position().map_or(Marked::Nothing, Marked::Position)
+    }
+
+    /// Marks every handed-out message of `mq` below `offset` committed
+    /// (Java `commitSync(Map)`: `offset` is the next one to read). The
+    /// position is then the smallest uncommitted offset, or `offset` when
+    /// none is left and it is past the handed-out position (a skip ahead).
+    pub(crate) fn mark_below(&mut self, mq: &MessageQueue, offset: i64) -> Marked {
+        let Some(q) = self.queues.get_mut(mq) else {
+            return Marked::NotAssigned;
+        };
+        let below = q.pending.partition_point(|&(o, _)| o < offset);
+        q.pending.drain(..below);
+        q.trim();
+        match q.pending.front() {
+            Some(&(first, _)) => Marked::Position(first),
+            None => Marked::Position(q.handed_out.map_or(offset, |h| h.max(offset))),
+        }
+    }
+
+    /// Each queue's commit position: the smallest handed-out offset not
+    /// committed, else one past its last handed-out message.
+    #[cfg(test)]
+    pub(crate) fn positions(&self) -> Vec<(MessageQueue, i64)> {
+        let mut v: Vec<(MessageQueue, i64)> = self
+            .queues
+            .iter()
+            .filter_map(|(mq, q)| q.position().map(|o| (mq.clone(), o)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Handed-out messages not committed yet, in all.
+    pub(crate) fn uncommitted(&self) -> usize {
+        self.queues
+            .values()
+            .map(|q| q.pending.iter().filter(|&&(_, done)| !done).count())
+            .sum()
+    }
+
+    /// Each queue's next offset after its last handed-out message, marking
+    /// everything handed out committed.
+    pub(crate) fn commit_all(&mut self) -> Vec<(MessageQueue, i64)> {
+        for q in self.queues.values_mut() {
+            q.pending.clear();
+        }
+        self.handed_out()
     }
 
     /// Each queue's next offset after its last handed-out message.
@@ -359,6 +486,7 @@ impl Buffer {
             peak_queue: self.peak_queue,
             limit_per_queue: self.limits.per_queue,
             limit_total: self.limits.total,
+            uncommitted: self.uncommitted(),
         }
     }
 }
@@ -534,5 +662,87 @@ mod tests {
         assert_eq!(b.reserve(&mq(0), g, 1), Gate::Full);
         b.take(1);
         assert_eq!(b.reserve(&mq(0), g, 1), Gate::Granted(1));
+    }
+
+    #[test]
+    fn per_message_commits_never_pass_an_uncommitted_message() {
+        let mut b = Buffer::tracking(limits(100, 100));
+        let g0 = b.insert_queue(&mq(0)).unwrap();
+        let g1 = b.insert_queue(&mq(1)).unwrap();
+        // Nothing handed out yet: nothing to commit.
+        assert_eq!(b.mark(&mq(0), 3), Marked::Nothing);
+        assert_eq!(b.mark(&mq(9), 3), Marked::NotAssigned);
+        // Offsets with gaps (a server-side tag filter skips some).
+        b.put(&mq(0), g0, 0, msgs(0, 10..13));
+        b.put(&mq(0), g0, 0, msgs(0, 15..17));
+        b.put(&mq(1), g1, 0, msgs(1, 0..2));
+        assert_eq!(b.take(100).len(), 7);
+        assert_eq!(b.stats().uncommitted, 7);
+        assert_eq!(b.positions(), [(mq(0), 10), (mq(1), 0)]);
+        // Out of order: 12 and 15 done, 10 still in flight: stays at 10.
+        assert_eq!(b.mark(&mq(0), 12), Marked::Position(10));
+        assert_eq!(b.mark(&mq(0), 15), Marked::Position(10));
+        // 10 done: 11 is the smallest uncommitted.
+        assert_eq!(b.mark(&mq(0), 10), Marked::Position(11));
+        // Again, or an offset never handed out: nothing moves.
+        assert_eq!(b.mark(&mq(0), 10), Marked::Position(11));
+        assert_eq!(b.mark(&mq(0), 14), Marked::Position(11));
+        assert_eq!(b.mark(&mq(0), 99), Marked::Position(11));
+        // 11 done: 12 and 15 were already, 16 is next.
+        assert_eq!(b.mark(&mq(0), 11), Marked::Position(16));
+        assert_eq!(b.mark(&mq(0), 16), Marked::Position(17));
+        assert_eq!(b.stats().uncommitted, 2);
+        // Queues are independent.
+        assert_eq!(b.mark(&mq(1), 1), Marked::Position(0));
+        assert_eq!(b.positions(), [(mq(0), 17), (mq(1), 0)]);
+        // Handed out later: tracked behind the committed ones.
+        b.put(&mq(0), g0, 0, msgs(0, 17..19));
+        b.take(100);
+        assert_eq!(b.positions(), [(mq(0), 17), (mq(1), 0)]);
+        assert_eq!(b.mark(&mq(0), 18), Marked::Position(17));
+        // commit_all: everything handed out counts as committed.
+        assert_eq!(b.commit_all(), [(mq(0), 19), (mq(1), 2)]);
+        assert_eq!(b.stats().uncommitted, 0);
+        assert_eq!(b.positions(), [(mq(0), 19), (mq(1), 2)]);
+    }
+
+    #[test]
+    fn commit_below_an_offset_and_seek_reset_the_tracking() {
+        let mut b = Buffer::tracking(limits(100, 100));
+        let g0 = b.insert_queue(&mq(0)).unwrap();
+        b.put(&mq(0), g0, 0, msgs(0, 0..10));
+        b.take(100);
+        assert_eq!(b.mark(&mq(0), 7), Marked::Position(0));
+        // Everything below 5 done: 5 is the smallest uncommitted.
+        assert_eq!(b.mark_below(&mq(0), 5), Marked::Position(5));
+        // Below 8: 8 (7 was committed already).
+        assert_eq!(b.mark_below(&mq(0), 8), Marked::Position(8));
+        // Past everything handed out: a skip ahead.
+        assert_eq!(b.mark_below(&mq(0), 40), Marked::Position(40));
+        assert_eq!(b.mark_below(&mq(9), 1), Marked::NotAssigned);
+        // A seek forgets the tracked offsets; older messages change nothing.
+        b.put(&mq(0), g0, 0, msgs(0, 10..12));
+        b.take(100);
+        let (g, _) = b.seek(&mq(0), 3).unwrap();
+        assert_eq!(b.positions(), [(mq(0), 3)]);
+        assert_eq!(b.mark(&mq(0), 10), Marked::Position(3));
+        b.put(&mq(0), g, 0, msgs(0, 3..5));
+        b.take(100);
+        assert_eq!(b.mark(&mq(0), 4), Marked::Position(3));
+        assert_eq!(b.mark(&mq(0), 3), Marked::Position(5));
+        // Removing the queue forgets it.
+        b.remove_queue(&mq(0));
+        assert_eq!(b.mark(&mq(0), 5), Marked::NotAssigned);
+    }
+
+    #[test]
+    fn without_tracking_nothing_is_kept_per_message() {
+        let mut b = Buffer::new(limits(100, 100));
+        let g0 = b.insert_queue(&mq(0)).unwrap();
+        b.put(&mq(0), g0, 0, msgs(0, 0..10));
+        b.take(100);
+        assert!(!b.is_tracking());
+        assert_eq!(b.stats().uncommitted, 0);
+        assert_eq!(b.positions(), [(mq(0), 10)]);
     }
 }

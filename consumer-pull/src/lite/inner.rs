@@ -17,7 +17,7 @@ use tracing::{debug, info, warn};
 
 use crate::error::{Error, PullConsumerKind, Result};
 use crate::lite::assignment;
-use crate::lite::buffer::{Buffer, Limits};
+use crate::lite::buffer::{Buffer, Limits, Marked};
 use crate::lite::config::LitePullConsumerConfig;
 use crate::lite::consumer::LitePullConsumer;
 
@@ -169,6 +169,10 @@ impl Inner {
             queues = inner.state().buffer.queues().len(),
             "lite pull consumer started"
         );
+        inner
+            .core
+            .health()
+            .emit(rmq_consumer_base::ConsumerEvent::Started);
         Ok(consumer)
     }
 
@@ -196,13 +200,20 @@ impl Inner {
             config.rebalance_interval,
             DEFAULT_MIN_REBALANCE_INTERVAL.min(config.rebalance_interval),
         );
+        // Without auto-commit, commits may be per message: track what was
+        // handed out.
+        let buffer = if config.auto_commit {
+            Buffer::new(limits)
+        } else {
+            Buffer::tracking(limits)
+        };
         Arc::new(Inner {
             core,
             rebalancer,
             trigger,
             heartbeat: HeartbeatGate::default(),
             state: Mutex::new(State {
-                buffer: Buffer::new(limits),
+                buffer,
                 mode,
                 subscriptions,
                 pulls: HashMap::new(),
@@ -300,14 +311,50 @@ impl Inner {
     /// persists the assigned queues' offsets.
     pub(crate) async fn commit(&self, mode: PersistMode) -> Result<()> {
         let (queues, handed_out) = {
-            let st = self.state();
-            (st.buffer.queues(), st.buffer.handed_out())
+            let mut st = self.state();
+            (st.buffer.queues(), st.buffer.commit_all())
         };
         let store = self.core.offset_store();
         for (mq, offset) in &handed_out {
             store.update_offset(mq, *offset, false);
         }
         self.persist(&queues, mode).await
+    }
+
+    /// Per-message commit: `mark` marks messages committed in the buffer;
+    /// every queue whose commit position it returns gets that offset in the
+    /// store's memory (under the state lock, so concurrent commits store
+    /// positions in the order they were computed), then those queues are
+    /// persisted one by one, waiting for the broker.
+    pub(crate) async fn commit_marked(
+        &self,
+        mark: impl FnOnce(&mut Buffer) -> Result<Vec<(MessageQueue, i64)>>,
+    ) -> Result<()> {
+        let queues: Vec<MessageQueue> = {
+            let mut st = self.state();
+            if !st.buffer.is_tracking() {
+                return Err(Error::InvalidArgument(
+                    "per-message commits need auto_commit(false) on the builder; with \
+                     auto-commit, everything handed out is committed periodically"
+                        .into(),
+                ));
+            }
+            let positions = mark(&mut st.buffer)?;
+            let store = self.core.offset_store();
+            for (mq, offset) in &positions {
+                store.update_offset(mq, *offset, false);
+            }
+            positions.into_iter().map(|(mq, _)| mq).collect()
+        };
+        let store = self.core.offset_store();
+        for mq in &queues {
+            if self.config.options.is_clustering() {
+                self.ensure_heartbeat(mq).await;
+            }
+            // One queue at a time: `persist_all` would forget the others.
+            store.persist(mq, PersistMode::Sync).await?;
+        }
+        Ok(())
     }
 
     /// Persists the offsets of `queues` (after making sure their brokers
@@ -376,5 +423,15 @@ fn error_key(e: &Error) -> String {
     match code {
         Some(code) => format!("{code:?}"),
         None => e.to_string(),
+    }
+}
+
+/// The buffer's answer to a per-message commit as the commit position to
+/// store (`None`: nothing to store).
+pub(crate) fn marked(mq: &MessageQueue, marked: Marked) -> Result<Option<(MessageQueue, i64)>> {
+    match marked {
+        Marked::Position(offset) => Ok(Some((mq.clone(), offset))),
+        Marked::Nothing => Ok(None),
+        Marked::NotAssigned => Err(Error::NotAssigned { queue: mq.clone() }),
     }
 }
