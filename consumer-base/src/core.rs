@@ -105,10 +105,10 @@ impl ConsumerCore {
             match instance.route(topic).await {
                 Ok(_) => {}
                 Err(e) if names::is_retry_topic(topic) => {
-                    debug!(group, topic, error = %e, "no route for the retry topic yet")
+                    debug!(group, topic, error = %rmq_protocol::ErrorChain(&e), "no route for the retry topic yet")
                 }
                 Err(e) => warn!(
-                    group, topic, error = %e,
+                    group, topic, error = %rmq_protocol::ErrorChain(&e),
                     "no route for a topic yet; reading starts once it exists"
                 ),
             }
@@ -240,7 +240,7 @@ impl ConsumerCore {
     where
         F: FnMut() -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), E>> + Send,
-        E: fmt::Display,
+        E: std::error::Error + 'static,
     {
         let group = self.group.clone();
         self.tasks.spawn(async move {
@@ -254,7 +254,7 @@ impl ConsumerCore {
                     () = stop.cancelled() => break,
                 };
                 if let Err(e) = done {
-                    warn!(group, error = %e, "persisting offsets failed; trying again later");
+                    warn!(group, error = %rmq_protocol::ErrorChain(&e), "persisting offsets failed; trying again later");
                 }
             }
         });

@@ -208,7 +208,7 @@ impl Sender {
                     }
                     tracing::warn!(
                         topic = %prepared.topic, broker = %broker, queue_id = queue.queue_id,
-                        attempt = attempts, error = %e, "send attempt failed"
+                        attempt = attempts, error = %rmq_protocol::ErrorChain(&e), "send attempt failed"
                     );
                     failed.push(broker.clone());
                     last_err = Some(e);

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+mod chain;
 mod code;
 mod codec;
 mod command;
@@ -28,6 +29,7 @@ pub mod names;
 mod queue;
 mod time;
 
+pub use chain::ErrorChain;
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
 pub use codec::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
 pub use command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};

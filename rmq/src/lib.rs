@@ -20,7 +20,7 @@
 
 mod error;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 
 pub use rmq_client_core as client_core;
 pub use rmq_protocol as protocol;

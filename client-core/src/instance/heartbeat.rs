@@ -71,7 +71,7 @@ impl ClientInstance {
         let body = match data.to_json_bytes() {
             Ok(body) => bytes::Bytes::from(body),
             Err(e) => {
-                warn!(client_id = %self.inner.client_id, error = %e, "cannot encode heartbeat");
+                warn!(client_id = %self.inner.client_id, error = %rmq_protocol::ErrorChain(&e), "cannot encode heartbeat");
                 return;
             }
         };
@@ -89,7 +89,7 @@ impl ClientInstance {
                     .map_err(|e| self.inner.refusal(e, None, None));
                 match result {
                     Ok(_) => debug!(client_id = %self.inner.client_id, addr, "heartbeat sent"),
-                    Err(e) => warn!(client_id = %self.inner.client_id, addr, error = %e, "heartbeat failed"),
+                    Err(e) => warn!(client_id = %self.inner.client_id, addr, error = %rmq_protocol::ErrorChain(&e), "heartbeat failed"),
                 }
             }
         });
@@ -124,7 +124,7 @@ impl ClientInstance {
                     .map_err(|e| self.inner.refusal(e, None, None));
                 if let Err(e) = result {
                     warn!(client_id = %self.inner.client_id, addr, ?producer_group, ?consumer_group,
-                        error = %e, "unregister failed");
+                        error = %rmq_protocol::ErrorChain(&e), "unregister failed");
                 }
             }
         });
