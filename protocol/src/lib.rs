@@ -28,6 +28,7 @@ pub mod message;
 pub mod names;
 mod queue;
 mod time;
+mod version;
 
 pub use chain::ErrorChain;
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
@@ -37,3 +38,4 @@ pub use error::{Error, Result};
 pub use message::{Message, MessageExt};
 pub use queue::{MessageQueue, java_string_cmp};
 pub use time::epoch_millis;
+pub use version::BrokerVersion;
