@@ -70,15 +70,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match producer.send(Message::new("TBW102", "not allowed")).await {
         Ok(_) => println!("unexpected: sent to a reserved topic"),
         Err(e) => {
-            // Display shows one level; the causes come through `source()`.
-            let mut text = e.to_string();
-            let mut cause = std::error::Error::source(&e);
-            while let Some(c) = cause {
-                text.push_str(&format!(": {c}"));
-                cause = c.source();
-            }
-            println!("refused as expected: {text}");
-            let _message = e.into_message();
+            // The message comes back for a retry; `rmq::Error` prints the
+            // whole cause chain.
+            let message = e.unsent().cloned();
+            println!("refused as expected: {}", rmq::Error::from(e));
+            let _message = message;
         }
     }
 

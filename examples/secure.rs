@@ -28,16 +28,16 @@ async fn main() {
         Err(e) if e.is_auth() => {
             eprintln!(
                 "refused by the broker (not authenticated or not authorized): {}",
-                chain(&e)
+                e
             );
             std::process::exit(2);
         }
-        Err(e) if is_certificate_error(&e) => {
-            eprintln!("TLS certificate rejected: {}", chain(&e));
+        Err(e) if e.is_certificate_error() => {
+            eprintln!("TLS certificate rejected: {}", e);
             std::process::exit(3);
         }
         Err(e) => {
-            eprintln!("error: {}", chain(&e));
+            eprintln!("error: {}", e);
             std::process::exit(1);
         }
     }
@@ -140,26 +140,4 @@ async fn run() -> rmq::Result<()> {
         started.elapsed()
     );
     Ok(())
-}
-
-fn is_certificate_error(e: &rmq::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(r) = s.downcast_ref::<rmq::remoting::Error>() {
-            return r.is_certificate_error();
-        }
-        source = s.source();
-    }
-    false
-}
-
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }

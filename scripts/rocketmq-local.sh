@@ -628,6 +628,9 @@ transactionCheckInterval=3000
 # (default 3 s): it must stay below transactionTimeOut, else a check round can still see an ended
 # transaction as open and check it back (a commit is then delivered twice). 4.9.x has no such batch.
 transactionOpBatchInterval=1000
+# 5.x timer (delivery-time) messages: a 100 ms timer wheel slot (default 1 s), so a message is
+# delivered within a few hundred ms after its time (4.9.x has no timer and ignores it)
+timerPrecisionMs=100
 # refuse writes only above 95 % disk use (default 90 %; 4.9.x reads -Drocketmq.broker.diskSpace*Ratio instead)
 diskSpaceWarningLevelRatio=95
 diskSpaceCleanForciblyRatio=93

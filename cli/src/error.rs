@@ -108,14 +108,26 @@ from_layer!(
 /// `Result` with [`CliError`].
 pub(crate) type Result<T, E = CliError> = std::result::Result<T, E>;
 
+/// The text of one level: `rmq::Error` prints its whole chain on one line,
+/// the report prints one level a line.
+fn level_text(err: &(dyn std::error::Error + 'static)) -> String {
+    match err.downcast_ref::<CliError>() {
+        Some(CliError::Rmq(e)) => e.layer_error().to_string(),
+        _ => match err.downcast_ref::<rmq::Error>() {
+            Some(e) => e.layer_error().to_string(),
+            None => err.to_string(),
+        },
+    }
+}
+
 /// The error and every cause under it, one per line:
 /// `error: ...` then `  caused by: ...`.
 pub(crate) fn report(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = format!("error: {err}");
-    let mut last = err.to_string();
+    let mut last = level_text(err);
+    let mut out = format!("error: {last}");
     let mut source = err.source();
     while let Some(cause) = source {
-        let text = cause.to_string();
+        let text = level_text(cause);
         // Transparent wrappers repeat their inner text: show it once.
         if text != last {
             let _ = write!(out, "\n  caused by: {text}");

@@ -78,6 +78,19 @@ macro_rules! client_setters {
                 self.$($field).+.set_namesrv_addr(addrs.into());
                 self
             }
+
+            /// Name-server addresses as a list (`["10.0.0.1:9876",
+            /// "10.0.0.2:9876"]`), for the default client configuration;
+            /// the same as [`namesrv_addr`](Self::namesrv_addr) with the
+            /// addresses joined by `;`. Default: `NAMESRV_ADDR`.
+            pub fn namesrv_addrs<I, S>(self, addrs: I) -> Self
+            where
+                I: IntoIterator<Item = S>,
+                S: Into<String>,
+            {
+                let joined: Vec<String> = addrs.into_iter().map(Into::into).collect();
+                self.namesrv_addr(joined.join(";"))
+            }
         }
     };
 }

@@ -43,4 +43,5 @@ pub use consumer::ConsumerHandle;
 pub use error::{Error, Result};
 pub use instance::ClientInstance;
 pub use producer::{ProducerHandle, TransactionCheckRequest};
+pub use rmq_protocol::BrokerVersion;
 pub use route::TopicRouteInfo;

@@ -125,11 +125,11 @@ impl ConsumerCore {
                     break;
                 }
                 Err(e) if names::is_retry_topic(topic) => {
-                    debug!(group, topic, error = %e, "no route for the retry topic yet")
+                    debug!(group, topic, error = %rmq_protocol::ErrorChain(&e), "no route for the retry topic yet")
                 }
                 Err(e) => {
                     warn!(
-                        group, topic, error = %e,
+                        group, topic, error = %rmq_protocol::ErrorChain(&e),
                         "no route for a topic yet; reading starts once it exists"
                     );
                     if matches!(e, rmq_client_core::Error::RouteNotFound { .. }) {
@@ -276,7 +276,7 @@ impl ConsumerCore {
     where
         F: FnMut() -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), E>> + Send,
-        E: fmt::Display,
+        E: std::error::Error + 'static,
     {
         let group = self.group.clone();
         self.tasks.spawn(async move {
@@ -290,7 +290,7 @@ impl ConsumerCore {
                     () = stop.cancelled() => break,
                 };
                 if let Err(e) = done {
-                    warn!(group, error = %e, "persisting offsets failed; trying again later");
+                    warn!(group, error = %rmq_protocol::ErrorChain(&e), "persisting offsets failed; trying again later");
                 }
             }
         });

@@ -188,7 +188,7 @@ impl Inner {
         }
         let store = self.core.offset_store();
         if let Err(e) = store.persist(mq, PersistMode::Sync).await {
-            warn!(group = %self.core.group(), queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
+            warn!(group = %self.core.group(), queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot persist the offset of a dropped queue");
         }
         store.remove_offset(mq);
     }

@@ -162,7 +162,7 @@ impl PullLoop {
         {
             Ok(found) => Some(found),
             Err(e) => {
-                debug!(error = %e, "no broker address to pull from");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "no broker address to pull from");
                 None
             }
         }
@@ -181,7 +181,7 @@ impl PullLoop {
                 let mut msgs = match result.decode_messages(&self.mq) {
                     Ok(m) => m,
                     Err(e) => {
-                        warn!(offset = self.next_offset, error = %e, "cannot decode pulled messages");
+                        warn!(offset = self.next_offset, error = %rmq_protocol::ErrorChain(&e), "cannot decode pulled messages");
                         return Next::After(cfg.pull_delay_when_exception);
                     }
                 };
@@ -247,7 +247,7 @@ impl PullLoop {
         let store = self.inner.core.offset_store();
         store.update_and_freeze_offset(&self.mq, nbo);
         if let Err(e) = store.persist(&self.mq, PersistMode::Sync).await {
-            warn!(error = %e, "cannot persist the moved offset");
+            warn!(error = %rmq_protocol::ErrorChain(&e), "cannot persist the moved offset");
         }
         store.remove_offset(&self.mq);
         self.inner.queues.set_pending_offset(self.mq.clone(), nbo);
@@ -261,17 +261,17 @@ impl PullLoop {
         }
         match e.response_code() {
             Some(ResponseCode::FLOW_CONTROL) => {
-                debug!(error = %e, "broker flow control");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "broker flow control");
                 Next::After(cfg.pull_delay_when_broker_flow_control)
             }
             Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
-                debug!(error = %e, "the broker does not know our subscription yet; heartbeat");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "the broker does not know our subscription yet; heartbeat");
                 self.inner.core.instance().send_heartbeat_now().await;
                 Next::After(cfg.pull_delay_when_exception)
             }
             _ => {
                 if !self.cancel.is_cancelled() {
-                    warn!(offset = self.next_offset, error = %e, "pull failed; retrying later");
+                    warn!(offset = self.next_offset, error = %rmq_protocol::ErrorChain(&e), "pull failed; retrying later");
                 }
                 Next::After(cfg.pull_delay_when_exception)
             }
@@ -288,7 +288,7 @@ impl PullLoop {
         if !self.cancel.is_cancelled() {
             warn!(
                 offset = self.next_offset,
-                error = %e,
+                error = %rmq_protocol::ErrorChain(e),
                 backoff = ?rmq_client_core::AUTH_FAILURE_BACKOFF,
                 "pull refused: not authenticated or not authorized; backing off"
             );

@@ -64,7 +64,7 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
                 if let rmq_rebalance::Error::Client(c) = &e {
                     health.rebalanced(Some(c));
                 }
-                warn!(topic, error = %e, "rebalance of the topic failed; retrying at the next one")
+                warn!(topic, error = %rmq_protocol::ErrorChain(&e), "rebalance of the topic failed; retrying at the next one")
             }
         }
     }
@@ -132,7 +132,7 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
         let offset = match start_offset(inner, &mq).await {
             Ok(o) => o,
             Err(e) => {
-                warn!(queue = %mq, error = %e, "cannot compute the start offset; retrying at the next rebalance");
+                warn!(queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot compute the start offset; retrying at the next rebalance");
                 if let Some(locks) = &inner.locks {
                     locks.unlock(std::slice::from_ref(&mq), true).await;
                 }
@@ -223,7 +223,7 @@ pub(crate) fn spawn_reset(inner: &Arc<Inner>, topic: String, offsets: Vec<(Messa
                 .persist(&mq, rmq_offset_store::PersistMode::Sync)
                 .await
             {
-                warn!(queue = %mq, error = %e, "cannot persist the reset offset");
+                warn!(queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot persist the reset offset");
             }
             store.remove_offset(&mq);
             inner.queues.set_pending_offset(mq, offset);

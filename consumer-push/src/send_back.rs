@@ -21,7 +21,7 @@ pub(crate) async fn send_back(
     let addr = match instance.master_addr(mq).await {
         Ok(addr) => addr,
         Err(e) => {
-            debug!(queue = %mq, error = %e, "no master address for the send-back; using the store host");
+            debug!(queue = %mq, error = %rmq_protocol::ErrorChain(&e), "no master address for the send-back; using the store host");
             msg.store_host.to_string()
         }
     };
@@ -39,7 +39,7 @@ pub(crate) async fn send_back(
         }
         Err(e) => {
             warn!(
-                queue = %mq, offset = msg.queue_offset, msg_id = %msg.msg_id, error = %e,
+                queue = %mq, offset = msg.queue_offset, msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e),
                 "send-back failed; the message stays and is consumed again locally"
             );
             false

@@ -188,7 +188,7 @@ impl RemoteBrokerOffsetStore {
         let mut first_error = None;
         for (mq, result) in results {
             if let Err(e) = result {
-                warn!(group = %self.group, %mq, error = %e, "persisting the offset failed");
+                warn!(group = %self.group, %mq, error = %rmq_protocol::ErrorChain(&e), "persisting the offset failed");
                 failed.push(mq);
                 first_error.get_or_insert(e);
             }

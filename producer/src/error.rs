@@ -77,6 +77,26 @@ pub enum Error {
         last: Option<Box<Error>>,
     },
 
+    /// The broker the message would go to does not support what the
+    /// message asks for (a delivery time on a broker older than 5.0, which
+    /// would store it as an ordinary message and deliver it at once).
+    #[error(
+        "broker {broker} ({addr}, version {version}) does not support {feature}; \
+         it needs RocketMQ {needs} or newer"
+    )]
+    Unsupported {
+        /// What the message asks for, e.g. `"delivery-time (timer) messages"`.
+        feature: &'static str,
+        /// The broker name.
+        broker: String,
+        /// The broker address.
+        addr: String,
+        /// The broker's version, as it reports it (e.g. `V4_9_7`).
+        version: String,
+        /// The oldest broker version that supports it.
+        needs: &'static str,
+    },
+
     /// The producer has been shut down.
     #[error("the producer has been shut down")]
     Shutdown,
@@ -255,6 +275,12 @@ impl Error {
             Error::Client(e) => e.is_timeout(),
             _ => false,
         }
+    }
+
+    /// Whether the broker does not support what the message asks for
+    /// ([`Error::Unsupported`]).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.inner(), Error::Unsupported { .. })
     }
 
     /// The broker's response code, when a broker refused the send.

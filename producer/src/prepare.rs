@@ -31,6 +31,9 @@ pub(crate) struct Prepared {
     pub(crate) max_reconsume_times: Option<i32>,
     /// `Some(ids)` for a batch: every message's `UNIQ_KEY`, in order.
     pub(crate) batch_ids: Option<Vec<String>>,
+    /// Whether a message asks for a 5.x timer delivery
+    /// ([`Message::is_timer`]): only a 5.x broker may get it.
+    pub(crate) timer: bool,
 }
 
 /// Gives `msg` a `UNIQ_KEY` (unless it has one) and `WAIT=true` (unless
@@ -94,6 +97,7 @@ pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Res
         reconsume_times,
         max_reconsume_times,
         batch_ids: None,
+        timer: msg.is_timer(),
     })
 }
 
@@ -144,6 +148,7 @@ pub(crate) fn prepare_batch(msgs: &mut [Message], config: &ProducerConfig) -> Re
         reconsume_times: 0,
         max_reconsume_times: None,
         batch_ids: Some(ids),
+        timer: msgs.iter().any(Message::is_timer),
     })
 }
 

@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::sync::atomic::AtomicUsize;
 
-use rmq_client_core::{ClientInstance, SendResult, SendStatus};
+use rmq_client_core::{BrokerVersion, ClientInstance, SendResult, SendStatus};
 use rmq_protocol::MessageQueue;
 use tokio::time::Instant;
 
@@ -86,8 +86,25 @@ impl Sender {
     /// The master address of `queue`'s broker (refreshing the topic's route
     /// once when unknown, Java `sendKernelImpl`), through the VIP channel
     /// when configured.
-    async fn broker_addr(&self, queue: &MessageQueue) -> Result<String> {
+    ///
+    /// A timer message goes only to a broker that reports 5.0 or newer
+    /// ([`ClientInstance::broker_version`]: learnt from its heartbeat
+    /// answers); an older broker would store it as an ordinary message and
+    /// deliver it at once, so that is [`Error::Unsupported`].
+    async fn broker_addr(&self, queue: &MessageQueue, prepared: &Prepared) -> Result<String> {
         let addr = self.instance.master_addr(queue).await?;
+        if prepared.timer {
+            let version = self.instance.broker_version(&addr).await?;
+            if version < BrokerVersion::V5_0_0 {
+                return Err(Error::Unsupported {
+                    feature: "delivery-time (timer) messages",
+                    broker: queue.broker_name.clone(),
+                    addr,
+                    version: version.to_string(),
+                    needs: "5.0",
+                });
+            }
+        }
         Ok(self.instance.config().send_addr(&addr))
     }
 
@@ -100,7 +117,7 @@ impl Sender {
         last: Option<Error>,
     ) -> Result<SendResult> {
         let call = async {
-            let addr = self.broker_addr(queue).await?;
+            let addr = self.broker_addr(queue, prepared).await?;
             let timeout = deadline.saturating_duration_since(Instant::now());
             let header = prepared.header(
                 &self.config.group,
@@ -208,7 +225,7 @@ impl Sender {
                     }
                     tracing::warn!(
                         topic = %prepared.topic, broker = %broker, queue_id = queue.queue_id,
-                        attempt = attempts, error = %e, "send attempt failed"
+                        attempt = attempts, error = %rmq_protocol::ErrorChain(&e), "send attempt failed"
                     );
                     failed.push(broker.clone());
                     last_err = Some(e);
@@ -264,7 +281,7 @@ impl Sender {
         };
         let started = Instant::now();
         let call = async {
-            let addr = self.broker_addr(queue).await?;
+            let addr = self.broker_addr(queue, prepared).await?;
             let header = prepared.header(
                 &self.config.group,
                 queue,

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+mod chain;
 mod code;
 mod codec;
 mod command;
@@ -27,7 +28,9 @@ pub mod message;
 pub mod names;
 mod queue;
 mod time;
+mod version;
 
+pub use chain::ErrorChain;
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
 pub use codec::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
 pub use command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
@@ -35,3 +38,4 @@ pub use error::{Error, Result};
 pub use message::{Message, MessageExt};
 pub use queue::{MessageQueue, java_string_cmp};
 pub use time::epoch_millis;
+pub use version::BrokerVersion;

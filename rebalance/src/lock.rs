@@ -291,7 +291,7 @@ impl QueueLocks {
                 }
                 Err(e) => {
                     warn!(
-                        group = %self.group, addr, queues = mqs.len(), error = %e,
+                        group = %self.group, addr, queues = mqs.len(), error = %rmq_protocol::ErrorChain(&e),
                         "LOCK_BATCH_MQ failed; the locks' leases keep running"
                     );
                 }
@@ -321,7 +321,7 @@ impl QueueLocks {
                     info!(group = %self.group, addr, queues = ?mqs, "queues unlocked");
                 }
                 Err(e) => warn!(
-                    group = %self.group, addr, queues = mqs.len(), error = %e,
+                    group = %self.group, addr, queues = mqs.len(), error = %rmq_protocol::ErrorChain(&e),
                     "UNLOCK_BATCH_MQ failed; the broker frees the locks after their lease"
                 ),
             }
@@ -375,7 +375,7 @@ impl QueueLocks {
         match self.instance.master_addr(mqs.first()?).await {
             Ok(addr) => Some(addr),
             Err(e) => {
-                debug!(group = %self.group, error = %e, "no broker address for the queue lock");
+                debug!(group = %self.group, error = %rmq_protocol::ErrorChain(&e), "no broker address for the queue lock");
                 None
             }
         }

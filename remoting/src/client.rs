@@ -134,7 +134,7 @@ impl RemotingClient {
         let mut response = match result {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => {
-                debug!(error = %e, "request failed");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "request failed");
                 return Err(e);
             }
             Err(_elapsed) => {
@@ -413,7 +413,7 @@ async fn connect_tcp(shared: &Arc<ClientShared>, addr: &str) -> Result<Connectio
     };
     if shared.options.tcp_nodelay() {
         if let Err(e) = stream.set_nodelay(true) {
-            debug!(addr, error = %e, "cannot set TCP_NODELAY");
+            debug!(addr, error = %rmq_protocol::ErrorChain(&e), "cannot set TCP_NODELAY");
         }
     }
     #[cfg(feature = "tls")]

@@ -320,7 +320,7 @@ impl<W: AsyncWrite> Writer<W> {
                         let _ = ack.send(Err(Error::Protocol(e)));
                     }
                     OutboundKind::Response => {
-                        warn!(code, opaque, error = %e, "cannot encode a response to the peer; dropped");
+                        warn!(code, opaque, error = %rmq_protocol::ErrorChain(&e), "cannot encode a response to the peer; dropped");
                     }
                 }
             }

@@ -204,7 +204,7 @@ impl TlsConfig {
         if self.system_roots {
             let found = rustls_native_certs::load_native_certs();
             for e in &found.errors {
-                warn!(error = %e, "TLS: a system root certificate could not be loaded");
+                warn!(error = %rmq_protocol::ErrorChain(e), "TLS: a system root certificate could not be loaded");
             }
             let (_added, _ignored) = roots.add_parsable_certificates(found.certs);
         }

@@ -53,11 +53,11 @@ impl ClientInstance {
                 }
                 Ok(response) => {
                     let e = Error::broker(addr, code, &response);
-                    warn!(addr, ?code, error = %e, "name server refused the request, trying the next");
+                    warn!(addr, ?code, error = %rmq_protocol::ErrorChain(&e), "name server refused the request, trying the next");
                     last_error = Some(e);
                 }
                 Err(e) => {
-                    warn!(addr, ?code, error = %e, "name server unreachable, trying the next");
+                    warn!(addr, ?code, error = %rmq_protocol::ErrorChain(&e), "name server unreachable, trying the next");
                     last_error = Some(e.into());
                 }
             }

@@ -81,6 +81,10 @@ pub(crate) struct Inner {
     pub(crate) members: Mutex<Members>,
     /// Serializes heartbeat rounds and unregistrations.
     pub(crate) heartbeat_lock: tokio::sync::Mutex<()>,
+    /// The version code each broker address put in its heartbeat answers
+    /// (every broker response carries the broker's `MQVersion`). Never held
+    /// across an `.await`.
+    pub(crate) broker_versions: Mutex<BTreeMap<String, i32>>,
     /// Wakes the heartbeat task early (a new broker address appeared).
     pub(crate) heartbeat_wakeup: Arc<tokio::sync::Notify>,
     /// Users counted by `get_or_start` / `release`; guarded by the
@@ -118,6 +122,21 @@ impl Inner {
 
     pub(crate) fn members(&self) -> MutexGuard<'_, Members> {
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn record_broker_version(&self, addr: &str, version: i32) {
+        self.broker_versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(addr.to_owned(), version);
+    }
+
+    pub(crate) fn known_broker_version(&self, addr: &str) -> Option<i32> {
+        self.broker_versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(addr)
+            .copied()
     }
 
     pub(crate) fn is_closing(&self) -> bool {
@@ -164,6 +183,7 @@ impl ClientInstance {
             namesrv_index: AtomicUsize::new(0),
             members: Mutex::new(Members::default()),
             heartbeat_lock: tokio::sync::Mutex::new(()),
+            broker_versions: Mutex::new(BTreeMap::new()),
             heartbeat_wakeup: Arc::new(tokio::sync::Notify::new()),
             users: AtomicUsize::new(1),
             closing: AtomicBool::new(false),

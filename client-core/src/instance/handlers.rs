@@ -115,7 +115,7 @@ fn notify_consumer_ids_changed(instance: &ClientInstance, addr: &str, request: &
     let header: NotifyConsumerIdsChangedRequestHeader = match request.decode_header() {
         Ok(h) => h,
         Err(e) => {
-            warn!(addr, error = %e, "bad NOTIFY_CONSUMER_IDS_CHANGED header");
+            warn!(addr, error = %rmq_protocol::ErrorChain(&e), "bad NOTIFY_CONSUMER_IDS_CHANGED header");
             return;
         }
     };
@@ -133,14 +133,14 @@ fn reset_offset(instance: &ClientInstance, addr: &str, request: &RemotingCommand
     let header: ResetOffsetRequestHeader = match request.decode_header() {
         Ok(h) => h,
         Err(e) => {
-            warn!(addr, error = %e, "bad RESET_CONSUMER_CLIENT_OFFSET header");
+            warn!(addr, error = %rmq_protocol::ErrorChain(&e), "bad RESET_CONSUMER_CLIENT_OFFSET header");
             return;
         }
     };
     let body = match ResetOffsetBody::decode(&request.body) {
         Ok(b) => b,
         Err(e) => {
-            warn!(addr, group = %header.group, error = %e, "bad RESET_CONSUMER_CLIENT_OFFSET body");
+            warn!(addr, group = %header.group, error = %rmq_protocol::ErrorChain(&e), "bad RESET_CONSUMER_CLIENT_OFFSET body");
             return;
         }
     };
@@ -162,14 +162,14 @@ fn check_transaction_state(instance: &ClientInstance, addr: String, request: Rem
     let header: CheckTransactionStateRequestHeader = match request.decode_header() {
         Ok(h) => h,
         Err(e) => {
-            warn!(addr, error = %e, "bad CHECK_TRANSACTION_STATE header");
+            warn!(addr, error = %rmq_protocol::ErrorChain(&e), "bad CHECK_TRANSACTION_STATE header");
             return;
         }
     };
     let message = match decode_message(&request.body) {
         Ok(m) => m,
         Err(e) => {
-            warn!(addr, msg_id = ?header.msg_id, error = %e, "cannot decode the message of a CHECK_TRANSACTION_STATE");
+            warn!(addr, msg_id = ?header.msg_id, error = %rmq_protocol::ErrorChain(&e), "cannot decode the message of a CHECK_TRANSACTION_STATE");
             return;
         }
     };
@@ -221,7 +221,7 @@ fn running_info(
             RemotingCommand::response_to(request, ResponseCode::SUCCESS, None).with_body(body)
         }
         Err(e) => {
-            warn!(addr, group = %header.consumer_group, error = %e, "cannot encode running info");
+            warn!(addr, group = %header.consumer_group, error = %rmq_protocol::ErrorChain(&e), "cannot encode running info");
             RemotingCommand::response_to(request, ResponseCode::SYSTEM_ERROR, Some(e.to_string()))
         }
     }

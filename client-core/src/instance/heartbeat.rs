@@ -8,6 +8,7 @@ use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use tracing::{debug, warn};
 
 use super::{ClientInstance, Members};
+use crate::error::Result;
 
 /// Delay of the first periodic heartbeat (Java: 1 s).
 const FIRST_HEARTBEAT_DELAY: Duration = Duration::from_secs(1);
@@ -71,7 +72,7 @@ impl ClientInstance {
         let body = match data.to_json_bytes() {
             Ok(body) => bytes::Bytes::from(body),
             Err(e) => {
-                warn!(client_id = %self.inner.client_id, error = %e, "cannot encode heartbeat");
+                warn!(client_id = %self.inner.client_id, error = %rmq_protocol::ErrorChain(&e), "cannot encode heartbeat");
                 return;
             }
         };
@@ -88,12 +89,54 @@ impl ClientInstance {
                     .await
                     .map_err(|e| self.inner.refusal(e, None, None));
                 match result {
-                    Ok(_) => debug!(client_id = %self.inner.client_id, addr, "heartbeat sent"),
-                    Err(e) => warn!(client_id = %self.inner.client_id, addr, error = %e, "heartbeat failed"),
+                    Ok(response) => {
+                        self.inner.record_broker_version(addr, response.version);
+                        debug!(client_id = %self.inner.client_id, addr, version = response.version, "heartbeat sent");
+                    }
+                    Err(e) => warn!(client_id = %self.inner.client_id, addr, error = %rmq_protocol::ErrorChain(&e), "heartbeat failed"),
                 }
             }
         });
         futures::future::join_all(sends).await;
+    }
+
+    /// The version code of the broker at `addr` (Java `MQVersion` ordinal:
+    /// [`BrokerVersion`](crate::BrokerVersion)), as its heartbeat answers
+    /// report it: every broker response carries the broker's own version
+    /// (`RemotingCommand.version`, set from `MQVersion.CURRENT_VERSION` at
+    /// broker start). When no heartbeat reached the address yet, sends one
+    /// now (with this client's producers and consumers, as the periodic
+    /// heartbeat would) and reads the answer.
+    ///
+    /// # Errors
+    ///
+    /// The heartbeat's failure (connection, timeout, refusal).
+    pub async fn broker_version(&self, addr: &str) -> Result<crate::BrokerVersion> {
+        if let Some(v) = self.inner.known_broker_version(addr) {
+            return Ok(crate::BrokerVersion(v));
+        }
+        let members = self.inner.members().clone();
+        let data =
+            build_heartbeat(&self.inner.client_id, &members).unwrap_or_else(|| HeartbeatData {
+                client_id: self.inner.client_id.clone(),
+                ..HeartbeatData::default()
+            });
+        let body = bytes::Bytes::from(data.to_json_bytes()?);
+        let request =
+            RemotingCommand::request(RequestCode::HEART_BEAT, &EmptyHeader).with_body(body);
+        let response = self
+            .inner
+            .remoting
+            .invoke_expect(
+                addr,
+                request,
+                self.inner.config.request_timeout(),
+                &[ResponseCode::SUCCESS],
+            )
+            .await
+            .map_err(|e| self.inner.refusal(e, None, None))?;
+        self.inner.record_broker_version(addr, response.version);
+        Ok(crate::BrokerVersion(response.version))
     }
 
     /// Sends UNREGISTER_CLIENT for one group to every known broker address
@@ -124,7 +167,7 @@ impl ClientInstance {
                     .map_err(|e| self.inner.refusal(e, None, None));
                 if let Err(e) = result {
                     warn!(client_id = %self.inner.client_id, addr, ?producer_group, ?consumer_group,
-                        error = %e, "unregister failed");
+                        error = %rmq_protocol::ErrorChain(&e), "unregister failed");
                 }
             }
         });

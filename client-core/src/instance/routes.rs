@@ -136,7 +136,7 @@ impl ClientInstance {
     /// address stays unknown.
     async fn refresh_for_lookup(&self, mq: &MessageQueue) {
         if let Err(e) = self.refresh_route(&mq.topic).await {
-            debug!(topic = %mq.topic, broker = %mq.broker_name, error = %e, "route refresh for a broker address failed");
+            debug!(topic = %mq.topic, broker = %mq.broker_name, error = %rmq_protocol::ErrorChain(&e), "route refresh for a broker address failed");
         }
     }
 
@@ -223,7 +223,7 @@ impl ClientInstance {
         }
         for topic in topics {
             if let Err(e) = self.update_route(&topic, false).await {
-                debug!(client_id = %self.inner.client_id, topic, error = %e, "route refresh failed");
+                debug!(client_id = %self.inner.client_id, topic, error = %rmq_protocol::ErrorChain(&e), "route refresh failed");
             }
         }
     }

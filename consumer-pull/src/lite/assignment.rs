@@ -80,7 +80,7 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
                 if let rmq_rebalance::Error::Client(c) = &e {
                     health.rebalanced(Some(c));
                 }
-                warn!(group = %inner.core.group(), topic, error = %e, "rebalance failed; trying again later")
+                warn!(group = %inner.core.group(), topic, error = %rmq_protocol::ErrorChain(&e), "rebalance failed; trying again later")
             }
         }
     }
@@ -98,7 +98,7 @@ pub(crate) async fn assign(inner: &Arc<Inner>, queues: Vec<MessageQueue>) -> Res
     for topic in topics {
         if inner.core.instance().cached_route(topic).is_none() {
             if let Err(e) = inner.core.instance().route(topic).await {
-                warn!(group = %inner.core.group(), topic, error = %e, "no route for an assigned topic yet");
+                warn!(group = %inner.core.group(), topic, error = %rmq_protocol::ErrorChain(&e), "no route for an assigned topic yet");
             }
         }
     }
@@ -173,7 +173,7 @@ pub(crate) async fn drop_queue(inner: &Arc<Inner>, mq: &MessageQueue) {
         inner.ensure_heartbeat(mq).await;
     }
     if let Err(e) = store.persist(mq, PersistMode::Sync).await {
-        warn!(group = %inner.core.group(), queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
+        warn!(group = %inner.core.group(), queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot persist the offset of a dropped queue");
     }
     store.remove_offset(mq);
     debug!(

@@ -122,7 +122,7 @@ impl LitePullConsumer {
         }
         let instance = inner.core.instance();
         if let Err(e) = instance.route(topic).await {
-            warn!(group = %inner.core.group(), topic, error = %e, "no route for the topic yet");
+            warn!(group = %inner.core.group(), topic, error = %rmq_protocol::ErrorChain(&e), "no route for the topic yet");
         }
         instance.send_heartbeat_now().await;
         inner.trigger.notify();

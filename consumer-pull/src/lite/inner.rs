@@ -153,7 +153,7 @@ impl Inner {
                 // Fails only once shut down, which cannot be yet; not `?`:
                 // the handle above already owns the instance release.
                 if let Err(e) = assignment::assign(&inner, assigned).await {
-                    warn!(group, error = %e, "assigning the queues failed");
+                    warn!(group, error = %rmq_protocol::ErrorChain(&e), "assigning the queues failed");
                 }
             }
             Mode::None => {}
@@ -376,7 +376,9 @@ impl Inner {
         let instance = self.core.instance();
         match offsets::master_addr::<PullConsumerKind>(instance, mq).await {
             Ok(addr) => self.heartbeat.ensure(instance, &addr).await,
-            Err(e) => debug!(queue = %mq, error = %e, "no broker address for the heartbeat check"),
+            Err(e) => {
+                debug!(queue = %mq, error = %rmq_protocol::ErrorChain(&e), "no broker address for the heartbeat check")
+            }
         }
     }
 

@@ -161,7 +161,7 @@ impl PullTask {
             match computed {
                 Ok(offset) => return Some(offset),
                 Err(e) => {
-                    warn!(error = %e, "cannot compute the start offset; retrying later");
+                    warn!(error = %rmq_protocol::ErrorChain(&e), "cannot compute the start offset; retrying later");
                     if !e.is_retryable() {
                         inner.report(&self.mq, e);
                     }
@@ -227,7 +227,7 @@ impl PullTask {
         {
             Ok(found) => found,
             Err(e) => {
-                warn!(error = %e, "no address for the queue's broker; retrying later");
+                warn!(error = %rmq_protocol::ErrorChain(&e), "no address for the queue's broker; retrying later");
                 return (Step::Retry(cfg.pull_delay_when_exception), None);
             }
         };
@@ -261,7 +261,7 @@ impl PullTask {
                 let mut msgs = match result.decode_messages(&self.mq) {
                     Ok(msgs) => msgs,
                     Err(e) => {
-                        warn!(offset, error = %e, "cannot decode pulled messages; retrying later");
+                        warn!(offset, error = %rmq_protocol::ErrorChain(&e), "cannot decode pulled messages; retrying later");
                         inner.report(
                             &self.mq,
                             Error::Pull {
@@ -319,17 +319,17 @@ impl PullTask {
         }
         match e.response_code() {
             Some(ResponseCode::FLOW_CONTROL) => {
-                debug!(error = %e, "broker flow control");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "broker flow control");
                 Step::Retry(BROKER_FLOW_CONTROL_DELAY)
             }
             Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
-                debug!(error = %e, "the broker does not know the group yet; heartbeat");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "the broker does not know the group yet; heartbeat");
                 inner.core.instance().send_heartbeat_now().await;
                 Step::Retry(delay)
             }
             _ => {
                 if !self.cancel.is_cancelled() {
-                    warn!(offset, error = %e, "pull failed; retrying later");
+                    warn!(offset, error = %rmq_protocol::ErrorChain(&e), "pull failed; retrying later");
                     if !e.is_retryable() {
                         inner.report(
                             &self.mq,

@@ -175,7 +175,9 @@ impl Inner {
         let instance = self.core.instance();
         match offsets::master_addr::<crate::error::PullConsumerKind>(instance, queue).await {
             Ok(addr) => self.heartbeat.ensure(instance, &addr).await,
-            Err(e) => debug!(%queue, error = %e, "no broker address for the heartbeat check"),
+            Err(e) => {
+                debug!(%queue, error = %rmq_protocol::ErrorChain(&e), "no broker address for the heartbeat check")
+            }
         }
     }
 

@@ -113,7 +113,7 @@ pub(crate) async fn drop_queue(
         .persist(mq, PersistMode::Sync)
         .await
     {
-        warn!(queue = %mq, error = %e, "cannot persist the offset of a dropped queue");
+        warn!(queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot persist the offset of a dropped queue");
     }
     inner.core.offset_store().remove_offset(mq);
     if still_assigned {

@@ -178,7 +178,7 @@ pub(crate) fn load(paths: &Paths) -> Loaded {
         Ok(Some(loaded)) => return loaded,
         Ok(None) => true,
         Err(e) => {
-            warn!(path = %paths.main.display(), error = %e, "offset file unusable, trying the backup");
+            warn!(path = %paths.main.display(), error = %rmq_protocol::ErrorChain(&e), "offset file unusable, trying the backup");
             false
         }
     };
@@ -208,7 +208,7 @@ pub(crate) fn load(paths: &Paths) -> Loaded {
         Err(e) => {
             warn!(
                 path = %paths.backup.display(),
-                error = %e,
+                error = %rmq_protocol::ErrorChain(&e),
                 "backup offset file unusable too: starting with no offsets"
             );
             Loaded::default()

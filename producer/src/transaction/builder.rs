@@ -216,7 +216,7 @@ fn end_transaction_sender(instance: ClientInstance) -> Answer {
                 .end_transaction_oneway(&addr, &header, remark, ANSWER_TIMEOUT)
                 .await
             {
-                tracing::warn!(broker = %addr, msg_id = %header.msg_id, error = %e,
+                tracing::warn!(broker = %addr, msg_id = %header.msg_id, error = %rmq_protocol::ErrorChain(&e),
                     "cannot answer a transaction check (the broker asks again later)");
             }
         })

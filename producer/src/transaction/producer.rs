@@ -178,7 +178,7 @@ impl<A: Send + 'static> TransactionProducer<A> {
             .end_transaction_oneway(&addr, &header, remark, timeout)
             .await
         {
-            tracing::warn!(msg_id = %sent.msg_id, broker = %addr, %state, error = %e,
+            tracing::warn!(msg_id = %sent.msg_id, broker = %addr, %state, error = %rmq_protocol::ErrorChain(&e),
                 "END_TRANSACTION not sent; the broker checks back");
         }
     }

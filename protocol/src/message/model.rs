@@ -66,6 +66,80 @@ impl Message {
         }
     }
 
+    /// Sets one business key ([`property::KEYS`]), replacing earlier keys:
+    /// `with_keys([key])`.
+    ///
+    /// ```
+    /// let msg = rmq_protocol::Message::new("orders", "x").with_key("order-42");
+    /// assert_eq!(msg.keys().collect::<Vec<_>>(), ["order-42"]);
+    /// ```
+    pub fn with_key(self, key: impl AsRef<str>) -> Self {
+        self.with_keys([key])
+    }
+
+    /// Delivers the message at `at` (a 5.x timer message,
+    /// [`property::TIMER_DELIVER_MS`]), not before: consumers see it once
+    /// the broker's timer reaches `at` (a broker's `timerPrecisionMs`,
+    /// default 1 s, bounds how late). A time in the past delivers at once.
+    /// Brokers older than 5.0 do not support it: the producer refuses such
+    /// a send with an "unsupported" error instead of letting the broker
+    /// deliver it at once. Replaces a delay level set before.
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// let at = SystemTime::now() + Duration::from_secs(60);
+    /// let msg = rmq_protocol::Message::new("reminders", "call back").deliver_at(at);
+    /// let asked = msg.deliver_time().unwrap();
+    /// assert!(asked <= at && at.duration_since(asked).unwrap() < Duration::from_millis(1));
+    /// ```
+    pub fn deliver_at(mut self, at: std::time::SystemTime) -> Self {
+        let ms = at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.properties.remove(property::DELAY);
+        self.properties.remove(property::TIMER_DELAY_SEC);
+        self.properties.remove(property::TIMER_DELAY_MS);
+        self.with_property(property::TIMER_DELIVER_MS, ms.to_string())
+    }
+
+    /// Delivers the message `after` from now (a 5.x timer message, see
+    /// [`Message::deliver_at`]): `deliver_at(SystemTime::now() + after)`,
+    /// computed when this is called.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let msg = rmq_protocol::Message::new("reminders", "x").deliver_after(Duration::from_secs(30));
+    /// assert!(msg.deliver_time().is_some());
+    /// ```
+    pub fn deliver_after(self, after: std::time::Duration) -> Self {
+        let now = std::time::SystemTime::now();
+        self.deliver_at(now.checked_add(after).unwrap_or(now))
+    }
+
+    /// When a timer message is to be delivered
+    /// ([`property::TIMER_DELIVER_MS`]); `None` for other messages.
+    pub fn deliver_time(&self) -> Option<std::time::SystemTime> {
+        let ms: u64 = self
+            .property(property::TIMER_DELIVER_MS)?
+            .trim()
+            .parse()
+            .ok()?;
+        std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_millis(ms))
+    }
+
+    /// Whether the message asks for a 5.x timer (delivery-time) delivery:
+    /// [`property::TIMER_DELIVER_MS`], [`property::TIMER_DELAY_SEC`] or
+    /// [`property::TIMER_DELAY_MS`] is set.
+    pub fn is_timer(&self) -> bool {
+        [
+            property::TIMER_DELIVER_MS,
+            property::TIMER_DELAY_SEC,
+            property::TIMER_DELAY_MS,
+        ]
+        .iter()
+        .any(|p| self.properties.contains_key(*p))
+    }
+
     /// Sets a property (user or system), replacing an earlier value. Names and
     /// values must be non-empty and free of `0x01`/`0x02`; that is checked
     /// when the message is encoded.

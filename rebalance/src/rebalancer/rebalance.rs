@@ -193,7 +193,7 @@ impl Rebalancer {
                 }
                 Err(e) => {
                     warn!(
-                        group = %self.group, topic = route.topic(), addr, error = %e,
+                        group = %self.group, topic = route.topic(), addr, error = %rmq_protocol::ErrorChain(&e),
                         "consumer id query failed, trying another broker"
                     );
                     last_error = Some(e);
