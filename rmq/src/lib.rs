@@ -63,6 +63,11 @@ pub use rmq_consumer_pull::{
     Expression, LitePullConsumer, LitePullConsumerBuilder, MessageStream, PullConsumer,
     PullConsumerBuilder, PullStatus,
 };
+/// The pop consumer (RocketMQ 5.x).
+#[cfg(feature = "consumer-pull")]
+pub use rmq_consumer_pull::{
+    ReceiptHandle, ReceivedMessage, SimpleConsumer, SimpleConsumerBuilder,
+};
 
 /// What every consumer shares (subscriptions, group options, lifecycle).
 #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
