@@ -128,6 +128,17 @@ for v in "${exact[@]}"; do
     say "running: ${faults[*]}"
     "${faults[@]}" || rc=$?
     summary+=("RocketMQ $v: broker-fault step -> exit $rc")
+    # Pop consumption: the 5.x behaviour on 5.x, the typed refusal on 4.x (see the tests' reasons).
+    if [[ "$rc" == 0 && "$v" == 5.* ]]; then
+      pop=(cargo test -p rmq-consumer-pull --test simple -- --ignored --skip four_x_broker --skip child_holds)
+    else
+      pop=(cargo test -p rmq-consumer-pull --test simple four_x_broker_refuses -- --ignored)
+    fi
+    if [[ "$rc" == 0 ]]; then
+      say "running: ${pop[*]}"
+      "${pop[@]}" || rc=$?
+      summary+=("RocketMQ $v: pop step -> exit $rc")
+    fi
     # The auto-created-topic route is asserted on 5.x only (see the test's reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
       auto=(cargo test -p rmq-remoting --test broker_roundtrip route_query_for_an_auto_created_topic -- --ignored)

@@ -30,6 +30,7 @@ mod producer;
 mod route;
 
 pub use api::admin::{Connection, ProducerConnection};
+pub use api::pop::{PopResult, PopStatus, is_pop_unsupported};
 pub use api::pull::{PullResult, PullStatus};
 pub use api::send::{SendResult, SendStatus};
 pub use auth::{AUTH_FAILURE_BACKOFF, AclSigner, AuthRefusal, Credentials};

@@ -96,6 +96,13 @@ pub enum Error<K: Kind> {
         max: i64,
     },
 
+    /// The broker does not support pop consumption (a 4.x broker answered
+    /// REQUEST_CODE_NOT_SUPPORTED): pop needs RocketMQ 5.
+    PopNotSupported {
+        /// The broker's address.
+        addr: String,
+    },
+
     /// The consumer has been shut down.
     Shutdown,
 
@@ -138,6 +145,11 @@ impl<K: Kind> fmt::Display for Error<K> {
             } => write!(
                 f,
                 "offset {offset} is outside {queue}'s range [{min}, {max}]"
+            ),
+            Error::PopNotSupported { addr } => write!(
+                f,
+                "the broker at {addr} does not support pop consumption: pop needs RocketMQ 5.x \
+                 (use the push or lite pull consumer with a 4.x broker)"
             ),
             Error::Shutdown => write!(f, "the {} is shut down", K::NAME),
             Error::__Kind(never, _) => match *never {},
@@ -211,6 +223,11 @@ impl<K: Kind> Error<K> {
             self,
             Error::Client(rmq_client_core::Error::NameServerUnavailable { .. })
         )
+    }
+
+    /// Whether a broker refused pop consumption (it is older than 5.0).
+    pub fn is_pop_not_supported(&self) -> bool {
+        matches!(self, Error::PopNotSupported { .. })
     }
 
     /// Whether the consumer is shut down (nothing more will come).

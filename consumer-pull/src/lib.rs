@@ -41,6 +41,7 @@
 mod error;
 mod lite;
 mod pull;
+mod simple;
 
 pub use error::{Error, PullConsumerKind, Result};
 pub use lite::{
@@ -56,3 +57,7 @@ pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use rmq_rebalance::AllocateStrategy;
+pub use simple::{
+    ReceiptHandle, ReceiveRequest, ReceivedMessage, SimpleConsumer, SimpleConsumerBuilder,
+    SimpleConsumerConfig, SimpleTransport,
+};

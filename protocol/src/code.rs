@@ -143,6 +143,22 @@ code_table! {
         SEND_BATCH_MESSAGE = 320, false;
         /// LITE_PULL_MESSAGE.
         LITE_PULL_MESSAGE = 361, false;
+        /// QUERY_ASSIGNMENT (5.x): the queues the broker assigns a member.
+        QUERY_ASSIGNMENT = 400, false;
+        /// SET_MESSAGE_REQUEST_MODE (5.x admin): pull or pop for a group.
+        SET_MESSAGE_REQUEST_MODE = 401, false;
+        /// POP_MESSAGE (5.x): the broker picks the messages and hides them.
+        POP_MESSAGE = 200050, false;
+        /// ACK_MESSAGE (5.x): a popped message is done.
+        ACK_MESSAGE = 200051, false;
+        /// PEEK_MESSAGE (5.x).
+        PEEK_MESSAGE = 200052, false;
+        /// CHANGE_MESSAGE_INVISIBLETIME (5.x): hide a popped message longer.
+        CHANGE_MESSAGE_INVISIBLETIME = 200053, false;
+        /// NOTIFICATION (5.x).
+        NOTIFICATION = 200054, false;
+        /// BATCH_ACK_MESSAGE (5.x): many acks in one JSON body.
+        BATCH_ACK_MESSAGE = 200151, false;
     }
 }
 

@@ -26,6 +26,7 @@ mod error;
 pub mod header;
 pub mod message;
 pub mod names;
+pub mod pop;
 mod queue;
 mod time;
 mod version;

@@ -427,6 +427,11 @@ pub use rmq_consumer_pull::PullConsumerBuilder;
 pub use rmq_consumer_pull::{
     BufferStats, LitePullConsumerConfig, MessageStream, PullConsumerConfig, PullResult,
 };
+/// The pop consumer (RocketMQ 5.x).
+#[cfg(feature = "consumer-pull")]
+pub use rmq_consumer_pull::{
+    ReceiptHandle, ReceivedMessage, SimpleConsumer, SimpleConsumerBuilder,
+};
 
 /// What every consumer shares (subscriptions, group options, lifecycle).
 #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]

@@ -8,6 +8,7 @@ mod admin_message;
 mod admin_topic;
 mod consumer;
 mod offset;
+pub mod pop;
 pub mod pull;
 pub mod send;
 mod timeouts;

@@ -28,6 +28,7 @@ mod consumer_list;
 mod heartbeat;
 pub mod lenient_json;
 mod lock;
+mod pop;
 mod reset_offset;
 mod route;
 mod running_info;
@@ -41,6 +42,11 @@ pub use heartbeat::{
     ConsumeFromWhere, ConsumeType, ConsumerData, HeartbeatData, MessageModel, ProducerData,
 };
 pub use lock::{LockBatchRequestBody, LockBatchResponseBody, UnlockBatchRequestBody};
+pub use pop::{
+    BatchAck, BatchAckMessageRequestBody, MessageQueueAssignment, MessageRequestMode,
+    QueryAssignmentRequestBody, QueryAssignmentResponseBody, SetMessageRequestModeRequestBody,
+    bit_set_bytes, bit_set_from_bytes,
+};
 pub use reset_offset::ResetOffsetBody;
 pub use route::{BrokerData, ClusterInfo, MASTER_ID, QueueData, TopicRouteData, perm};
 pub use running_info::{

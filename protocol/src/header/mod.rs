@@ -38,6 +38,7 @@ mod broker_request;
 mod consumer;
 mod fields;
 mod offset;
+mod pop;
 mod pull;
 mod query;
 mod route;
@@ -61,6 +62,10 @@ pub use offset::{
     BoundaryType, GetMaxOffsetRequestHeader, GetMinOffsetRequestHeader, OffsetResponseHeader,
     QueryConsumerOffsetRequestHeader, QueryConsumerOffsetResponseHeader, SearchOffsetRequestHeader,
     UpdateConsumerOffsetRequestHeader,
+};
+pub use pop::{
+    AckMessageRequestHeader, ChangeInvisibleTimeRequestHeader, ChangeInvisibleTimeResponseHeader,
+    PopMessageRequestHeader, PopMessageResponseHeader,
 };
 pub use pull::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_flag};
 pub use query::{

@@ -1,0 +1,164 @@
+//! [`ReceivedMessage`] and its [`ReceiptHandle`].
+
+use std::fmt;
+use std::ops::Deref;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmq_protocol::MessageExt;
+use rmq_protocol::pop::ExtraInfo;
+
+/// What acks a received message or changes its invisible time: opaque,
+/// `Send`, cheap to clone, valid in any task. A change of the invisible
+/// time answers a new handle; the old one is then stale.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ReceiptHandle {
+    repr: Repr,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Repr {
+    /// Remoting: the original topic and the broker's checkpoint.
+    Pop { topic: String, ck: ExtraInfo },
+}
+
+impl ReceiptHandle {
+    pub(crate) fn pop(topic: String, ck: ExtraInfo) -> Self {
+        ReceiptHandle {
+            repr: Repr::Pop { topic, ck },
+        }
+    }
+
+    /// The topic and checkpoint of a remoting handle.
+    pub(crate) fn as_pop(&self) -> (&str, &ExtraInfo) {
+        match &self.repr {
+            Repr::Pop { topic, ck } => (topic, ck),
+        }
+    }
+
+    /// The broker the message was received from.
+    pub fn broker_name(&self) -> &str {
+        &self.as_pop().1.broker_name
+    }
+
+    /// When the message becomes visible again unless acked or hidden
+    /// longer.
+    pub fn visible_at(&self) -> SystemTime {
+        let ms = u64::try_from(self.as_pop().1.visible_at_ms()).unwrap_or(0);
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
+
+    /// The invisible time the handle was granted.
+    pub fn invisible_duration(&self) -> Duration {
+        Duration::from_millis(u64::try_from(self.as_pop().1.invisible_time).unwrap_or(0))
+    }
+}
+
+impl fmt::Debug for ReceiptHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (topic, ck) = self.as_pop();
+        f.debug_struct("ReceiptHandle")
+            .field("topic", &topic)
+            .field("broker", &ck.broker_name)
+            .field("queue_id", &ck.queue_id)
+            .field("offset", &ck.queue_offset)
+            .field("retry", &ck.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AsRef<ReceiptHandle> for ReceiptHandle {
+    fn as_ref(&self) -> &ReceiptHandle {
+        self
+    }
+}
+
+/// A message received by a [`SimpleConsumer`](crate::SimpleConsumer): the
+/// message (through `Deref`) and its [`ReceiptHandle`]. A redelivered
+/// message shows its original topic and its
+/// [`reconsume_times`](MessageExt::reconsume_times) counts the earlier
+/// deliveries.
+#[derive(Clone)]
+pub struct ReceivedMessage {
+    message: MessageExt,
+    handle: ReceiptHandle,
+}
+
+impl ReceivedMessage {
+    pub(crate) fn new(message: MessageExt, handle: ReceiptHandle) -> Self {
+        ReceivedMessage { message, handle }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &MessageExt {
+        &self.message
+    }
+
+    /// The message, without its handle.
+    pub fn into_message(self) -> MessageExt {
+        self.message
+    }
+
+    /// The current handle.
+    pub fn handle(&self) -> &ReceiptHandle {
+        &self.handle
+    }
+
+    /// Replaces the handle with the one a change of the invisible time
+    /// answered.
+    pub fn renew(&mut self, handle: ReceiptHandle) {
+        self.handle = handle;
+    }
+
+    /// How many times the message was delivered before this delivery.
+    pub fn reconsume_times(&self) -> u32 {
+        u32::try_from(self.message.reconsume_times).unwrap_or(0)
+    }
+}
+
+impl Deref for ReceivedMessage {
+    type Target = MessageExt;
+
+    fn deref(&self) -> &MessageExt {
+        &self.message
+    }
+}
+
+impl AsRef<ReceiptHandle> for ReceivedMessage {
+    fn as_ref(&self) -> &ReceiptHandle {
+        &self.handle
+    }
+}
+
+impl fmt::Debug for ReceivedMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReceivedMessage")
+            .field("topic", &self.message.topic)
+            .field("msg_id", &self.message.msg_id)
+            .field("reconsume_times", &self.message.reconsume_times)
+            .field("handle", &self.handle)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+
+    #[test]
+    fn handles_are_send_and_show_no_internals_beyond_position() {
+        assert_send_sync::<ReceiptHandle>();
+        assert_send_sync::<ReceivedMessage>();
+        let ck = ExtraInfo::parse("3 1000 2000 1 0 broker-a 2 4").unwrap();
+        let h = ReceiptHandle::pop("T".into(), ck);
+        assert_eq!(h.broker_name(), "broker-a");
+        assert_eq!(h.invisible_duration(), Duration::from_secs(2));
+        assert_eq!(h.visible_at(), UNIX_EPOCH + Duration::from_millis(3000));
+        let text = format!("{h:?}");
+        assert!(
+            text.contains("queue_id: 2") && text.contains("offset: 4"),
+            "{text}"
+        );
+    }
+}
