@@ -9,8 +9,8 @@ use rmq_protocol::message::CompressionType;
 
 use crate::config::ProducerConfig;
 use crate::error::{Error, Result};
-use crate::grpc::GrpcSender;
 use crate::fault::FaultTable;
+use crate::grpc::GrpcSender;
 use crate::producer::{Backend, Inner, Producer};
 use crate::route::Routes;
 use crate::send::Sender;

@@ -9,9 +9,15 @@
 //! `delivery_timestamp` (a delayed message); every other property is a user
 //! property. Not carried: `DELAY` levels (a typed error: use a delivery
 //! time), the Java `flag`, transactional half messages.
+//!
+//! The proxy picks the queue itself (by a consistent hash of the message
+//! group for FIFO messages, round robin otherwise) and answers only the
+//! offset, so a send cannot be aimed at a queue (`send_to_queue` and
+//! `send_with_selector` are [`Error::Unsupported`]) and the
+//! [`SendResult::message_queue`] of a gRPC send has the topic only (no
+//! broker name, queue id −1).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -24,7 +30,6 @@ use tokio::time::Instant;
 use crate::config::ProducerConfig;
 use crate::error::{Error, InvalidMessage, Result};
 use crate::msg_id::next_uniq_id;
-use crate::selector::hash_index;
 use crate::send::Outcome;
 use crate::validate::check_message;
 
@@ -37,7 +42,6 @@ pub(crate) struct GrpcSender {
     pub(crate) config: ProducerConfig,
     pub(crate) session: Session,
     routes: RwLock<HashMap<String, (Instant, Arc<Vec<proto::MessageQueue>>)>>,
-    counter: AtomicUsize,
     born_host: String,
 }
 
@@ -47,13 +51,13 @@ impl GrpcSender {
         let grpc = GrpcConfig::new(endpoint)?.with_request_timeout(config.send_timeout);
         let max_body = i32::try_from(config.max_message_size).unwrap_or(i32::MAX);
         let session = Session::start(grpc, ClientSettings::producer(&[], max_body), None).await?;
-        let born_host = local_ip_address::local_ip().map_or_else(|_| "127.0.0.1".to_owned(), |ip| ip.to_string());
+        let born_host = local_ip_address::local_ip()
+            .map_or_else(|_| "127.0.0.1".to_owned(), |ip| ip.to_string());
         tracing::info!(group = %config.group, endpoint, client_id = session.client_id(), "producer started (gRPC)");
         Ok(GrpcSender {
             config,
             session,
             routes: RwLock::new(HashMap::new()),
-            counter: AtomicUsize::new(0),
             born_host,
         })
     }
@@ -71,12 +75,15 @@ impl GrpcSender {
         let writable: Vec<_> = all
             .into_iter()
             .filter(|q| {
-                let p = proto::Permission::try_from(q.permission).unwrap_or(proto::Permission::None);
+                let p =
+                    proto::Permission::try_from(q.permission).unwrap_or(proto::Permission::None);
                 matches!(p, proto::Permission::Write | proto::Permission::ReadWrite)
             })
             .collect();
         if writable.is_empty() {
-            return Err(Error::NoWritableQueue { topic: topic.to_owned() });
+            return Err(Error::NoWritableQueue {
+                topic: topic.to_owned(),
+            });
         }
         let queues = Arc::new(writable);
         if let Ok(mut routes) = self.routes.write() {
@@ -91,22 +98,21 @@ impl GrpcSender {
         Ok(queues.iter().map(|q| message_queue(topic, q)).collect())
     }
 
-    /// Sends `msgs` (one request) to a queue: `queue_id` when given, else by
-    /// message group hash (FIFO), else round robin. Stamps a `UNIQ_KEY` on
-    /// messages that have none (kept on failure, so a resend keeps its id).
-    pub(crate) async fn send(
-        &self,
-        msgs: &mut [Message],
-        queue: Option<Either>,
-    ) -> Outcome<SendResult> {
+    /// Sends `msgs` (one request; the proxy picks the queue). Stamps a
+    /// `UNIQ_KEY` on messages that have none (kept on failure, so a resend
+    /// keeps its id).
+    pub(crate) async fn send(&self, msgs: &mut [Message]) -> Outcome<SendResult> {
         let timeout = self.config.send_timeout;
-        match tokio::time::timeout(timeout, self.send_inner(msgs, queue)).await {
+        match tokio::time::timeout(timeout, self.send_inner(msgs)).await {
             Ok(result) => Outcome::once(result),
-            Err(_) => Outcome::once(Err(Error::Timeout { timeout, last: None })),
+            Err(_) => Outcome::once(Err(Error::Timeout {
+                timeout,
+                last: None,
+            })),
         }
     }
 
-    async fn send_inner(&self, msgs: &mut [Message], queue: Option<Either>) -> Result<SendResult> {
+    async fn send_inner(&self, msgs: &mut [Message]) -> Result<SendResult> {
         let Some(first) = msgs.first() else {
             return Err(InvalidMessage::EmptyBatch.into());
         };
@@ -114,35 +120,19 @@ impl GrpcSender {
         for m in msgs.iter_mut() {
             check_message(m, self.config.max_message_size)?;
             if m.topic != topic {
-                return Err(InvalidMessage::Batch("every message of a batch must have the same topic".into()).into());
+                return Err(InvalidMessage::Batch(
+                    "every message of a batch must have the same topic".into(),
+                )
+                .into());
             }
             if m.unique_key().is_none() {
                 m.set_property(property::UNIQ_KEY, next_uniq_id());
             }
         }
-        let queues = self.queues(&topic).await?;
-        let index = match queue {
-            Some(Either::QueueId(id)) => queues
-                .iter()
-                .position(|q| q.id == id)
-                .ok_or(Error::BadQueueIndex {
-                    index: usize::try_from(id).unwrap_or(usize::MAX),
-                    len: queues.len(),
-                })?,
-            Some(Either::Index(i)) if i < queues.len() => i,
-            Some(Either::Index(i)) => return Err(Error::BadQueueIndex { index: i, len: queues.len() }),
-            None => match msgs.first().and_then(|m| m.property(property::SHARDING_KEY)) {
-                Some(group) => hash_index(group, queues.len()),
-                None => self.counter.fetch_add(1, Ordering::Relaxed) % queues.len(),
-            },
-        };
-        let Some(target) = queues.get(index) else {
-            return Err(Error::BadQueueIndex { index, len: queues.len() });
-        };
         let now = now_ms();
         let wire = msgs
             .iter()
-            .map(|m| to_proto(m, target.id, now, &self.born_host))
+            .map(|m| to_proto(m, now, &self.born_host))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let entries = self.session.send_message(wire).await?;
         let mut ids = Vec::with_capacity(entries.len());
@@ -168,22 +158,13 @@ impl GrpcSender {
             status: SendStatus::SendOk,
             msg_id: ids.join(","),
             offset_msg_id: String::new(),
-            message_queue: message_queue(&topic, target),
+            message_queue: MessageQueue::new(topic, "", -1),
             queue_offset: offset.unwrap_or(-1),
             transaction_id,
             region_id: "DefaultRegion".to_owned(),
             trace_on: false,
         })
     }
-}
-
-/// Which queue a send goes to.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Either {
-    /// A queue id of the topic.
-    QueueId(i32),
-    /// An index in the publish queues.
-    Index(usize),
 }
 
 fn message_queue(topic: &str, q: &proto::MessageQueue) -> MessageQueue {
@@ -194,7 +175,6 @@ fn message_queue(topic: &str, q: &proto::MessageQueue) -> MessageQueue {
 /// Maps a message to its gRPC form (see the module docs).
 pub(crate) fn to_proto(
     msg: &Message,
-    queue_id: i32,
     now: i64,
     born_host: &str,
 ) -> std::result::Result<proto::Message, InvalidMessage> {
@@ -220,7 +200,9 @@ pub(crate) fn to_proto(
         .unwrap_or_default();
     let message_id = props.remove(property::UNIQ_KEY).unwrap_or_default();
     props.remove(property::WAIT);
-    let group = props.remove(property::SHARDING_KEY).filter(|g| !g.is_empty());
+    let group = props
+        .remove(property::SHARDING_KEY)
+        .filter(|g| !g.is_empty());
     let ms = |name: &str, raw: String| {
         raw.trim()
             .parse::<i64>()
@@ -234,10 +216,15 @@ pub(crate) fn to_proto(
         deliver = Some(now.saturating_add(ms(property::TIMER_DELAY_MS, raw)?));
     }
     if let Some(raw) = props.remove(property::TIMER_DELAY_SEC) {
-        deliver = Some(now.saturating_add(ms(property::TIMER_DELAY_SEC, raw)?.saturating_mul(1000)));
+        deliver =
+            Some(now.saturating_add(ms(property::TIMER_DELAY_SEC, raw)?.saturating_mul(1000)));
     }
     let message_type = match (&group, deliver) {
-        (Some(_), Some(_)) => return Err(not_over_grpc("a message group together with a delivery time")),
+        (Some(_), Some(_)) => {
+            return Err(not_over_grpc(
+                "a message group together with a delivery time",
+            ));
+        }
         (Some(_), None) => proto::MessageType::Fifo,
         (None, Some(_)) => proto::MessageType::Delay,
         (None, None) => proto::MessageType::Normal,
@@ -258,7 +245,6 @@ pub(crate) fn to_proto(
             message_type: message_type as i32,
             born_timestamp: Some(timestamp_ms(now)),
             born_host: born_host.to_owned(),
-            queue_id,
             delivery_timestamp: deliver.map(timestamp_ms),
             message_group: group,
             ..Default::default()
@@ -290,40 +276,66 @@ mod tests {
             .with_property(property::WAIT, "true")
             .with_property(property::SHARDING_KEY, "g1")
             .with_property("user", "v");
-        let p = to_proto(&msg, 3, 1_000, "10.0.0.1").unwrap();
+        let p = to_proto(&msg, 1_000, "10.0.0.1").unwrap();
         let s = p.system_properties.unwrap();
         assert_eq!(s.tag.as_deref(), Some("tg"));
         assert_eq!(s.keys, ["k1", "k2"]);
         assert_eq!(s.message_id, "ID1");
         assert_eq!(s.message_group.as_deref(), Some("g1"));
         assert_eq!(s.message_type, proto::MessageType::Fifo as i32);
-        assert_eq!(s.queue_id, 3);
         assert_eq!(s.born_host, "10.0.0.1");
-        assert_eq!(s.body_digest.unwrap().checksum, "841A2D689AD86BD1611447453C22C6FC");
-        assert_eq!(p.user_properties, HashMap::from([("user".to_owned(), "v".to_owned())]));
+        assert_eq!(
+            s.body_digest.unwrap().checksum,
+            "841A2D689AD86BD1611447453C22C6FC"
+        );
+        assert_eq!(
+            p.user_properties,
+            HashMap::from([("user".to_owned(), "v".to_owned())])
+        );
         assert_eq!(p.body.as_ref(), b"body");
     }
 
     #[test]
     fn delivery_times() {
         let at = Message::new("T", "b").with_property(property::TIMER_DELIVER_MS, "5000");
-        let s = to_proto(&at, 0, 1_000, "h").unwrap().system_properties.unwrap();
+        let s = to_proto(&at, 1_000, "h")
+            .unwrap()
+            .system_properties
+            .unwrap();
         assert_eq!(s.message_type, proto::MessageType::Delay as i32);
-        assert_eq!(s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)), Some(5000));
+        assert_eq!(
+            s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)),
+            Some(5000)
+        );
         let after = Message::new("T", "b").with_property(property::TIMER_DELAY_SEC, "2");
-        let s = to_proto(&after, 0, 1_000, "h").unwrap().system_properties.unwrap();
-        assert_eq!(s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)), Some(3000));
+        let s = to_proto(&after, 1_000, "h")
+            .unwrap()
+            .system_properties
+            .unwrap();
+        assert_eq!(
+            s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)),
+            Some(3000)
+        );
     }
 
     #[test]
     fn what_the_proxy_cannot_carry_is_a_typed_error() {
         let level = Message::new("T", "b").with_delay_level(3);
-        assert!(matches!(to_proto(&level, 0, 0, "h"), Err(InvalidMessage::NotOverGrpc(_))));
+        assert!(matches!(
+            to_proto(&level, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
         let bad = Message::new("T", "b").with_property(property::TIMER_DELIVER_MS, "soon");
-        assert!(matches!(to_proto(&bad, 0, 0, "h"), Err(InvalidMessage::NotOverGrpc(_))));
+        assert!(matches!(
+            to_proto(&bad, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
         let both = Message::new("T", "b")
             .with_property(property::SHARDING_KEY, "g")
             .with_property(property::TIMER_DELIVER_MS, "1");
-        assert!(matches!(to_proto(&both, 0, 0, "h"), Err(InvalidMessage::NotOverGrpc(_))));
+        assert!(matches!(
+            to_proto(&both, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
     }
 }

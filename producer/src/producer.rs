@@ -12,8 +12,8 @@ use tokio_util::task::TaskTracker;
 use crate::builder::ProducerBuilder;
 use crate::config::ProducerConfig;
 use crate::error::{Error, InvalidMessage, Result, Unsent};
+use crate::grpc::GrpcSender;
 use crate::prepare::{prepare_batch, prepare_message};
-use crate::grpc::{Either, GrpcSender};
 use crate::send::{Outcome, Sender};
 
 /// A running RocketMQ producer: a cheap-to-clone handle; every clone sends
@@ -196,7 +196,7 @@ impl Producer {
     async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
         let outcome = match (self.check_running(), &self.inner.backend) {
             (Err(e), _) => Outcome::failed(e),
-            (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg), None).await,
+            (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
             (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
                 Err(e) => Outcome::failed(e),
                 Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
@@ -218,7 +218,7 @@ impl Producer {
             (Err(e), _) => Outcome::failed(e),
             // The proxy has no oneway send: the answer is awaited and dropped.
             (Ok(()), Backend::Grpc(g)) => {
-                let sent = g.send(std::slice::from_mut(&mut msg), None).await;
+                let sent = g.send(std::slice::from_mut(&mut msg)).await;
                 Outcome {
                     attempts: sent.attempts,
                     result: sent.result.map(|_| ()),
@@ -237,7 +237,8 @@ impl Producer {
     ///
     /// # Errors
     ///
-    /// As [`send`](Producer::send), and [`InvalidMessage::QueueTopic`].
+    /// As [`send`](Producer::send), and [`InvalidMessage::QueueTopic`];
+    /// [`Error::Unsupported`] for a producer of a proxy (it picks queues).
     pub async fn send_to_queue(
         &self,
         mut msg: Message,
@@ -253,10 +254,7 @@ impl Producer {
                 .into(),
             ),
             Ok(()) => match &self.inner.backend {
-                Backend::Grpc(g) => {
-                    g.send(std::slice::from_mut(&mut msg), Some(Either::QueueId(queue.queue_id)))
-                        .await
-                }
+                Backend::Grpc(_) => Outcome::failed(unaimed()),
                 Backend::Remoting(sender) => match prepare_message(&mut msg, self.config()) {
                     Err(e) => Outcome::failed(e),
                     Ok(prepared) => {
@@ -290,21 +288,15 @@ impl Producer {
     /// # Errors
     ///
     /// As [`send`](Producer::send), and [`Error::BadQueueIndex`] for an index
-    /// outside the list.
+    /// outside the list; [`Error::Unsupported`] for a producer of a proxy
+    /// (it picks queues: use a message group for ordering).
     pub async fn send_with_selector<F>(&self, mut msg: Message, select: F) -> Result<SendResult>
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
         let outcome = match (self.check_running(), &self.inner.backend) {
             (Err(e), _) => Outcome::failed(e),
-            (Ok(()), Backend::Grpc(g)) => match g.publish_queues(&msg.topic).await {
-                Err(e) => Outcome::failed(e),
-                Ok(queues) => {
-                    let index = select(&queues, &msg);
-                    g.send(std::slice::from_mut(&mut msg), Some(Either::Index(index)))
-                        .await
-                }
-            },
+            (Ok(()), Backend::Grpc(_)) => Outcome::failed(unaimed()),
             (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
                 Err(e) => Outcome::failed(e),
                 Ok(prepared) => {
@@ -348,7 +340,7 @@ impl Producer {
         let retries = self.config().retry_times_when_send_failed;
         let outcome = match (self.check_running(), &self.inner.backend) {
             (Err(e), _) => Outcome::failed(e),
-            (Ok(()), Backend::Grpc(g)) => g.send(&mut msgs, None).await,
+            (Ok(()), Backend::Grpc(g)) => g.send(&mut msgs).await,
             (Ok(()), Backend::Remoting(sender)) => match prepare_batch(&mut msgs, self.config()) {
                 Err(e) => Outcome::failed(e),
                 Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
@@ -404,13 +396,25 @@ impl Producer {
         }
         match &self.inner.backend {
             Backend::Remoting(sender) => {
-                sender.instance.unregister_producer(&self.config().group).await;
+                sender
+                    .instance
+                    .unregister_producer(&self.config().group)
+                    .await;
                 sender.instance.release().await;
             }
             Backend::Grpc(g) => g.session.shutdown().await,
         }
         tracing::info!(group = %self.config().group, "producer shut down");
     }
+}
+
+/// A send aimed at a queue, through the proxy (which picks queues itself).
+fn unaimed() -> Error {
+    Error::Unsupported(
+        "the RocketMQ proxy picks the queue itself: a send through an endpoint cannot be aimed at a \
+         queue; for ordering give the messages a message group (the __SHARDINGKEY property)"
+            .into(),
+    )
 }
 
 /// Wraps a failed outcome into [`Error::Send`] with the unsent message(s).

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use rmq_consumer_pull::{PullConsumer, PullStatus};
-use rmq_producer::{Message, MessageExt, MessageQueue, Producer, SendResult};
+use rmq_producer::{Message, MessageExt, Producer, SendResult};
 use rmq_protocol::header::CreateTopicRequestHeader;
 use rmq_protocol::message::property;
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
@@ -35,12 +35,22 @@ async fn typed_topic(prefix: &str, message_type: &str) -> String {
     header.attributes = Some(format!("+message.type={message_type}"));
     let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
     inst.remoting()
-        .invoke_expect(&b.broker_addr, request, Duration::from_secs(5), &[ResponseCode::SUCCESS])
+        .invoke_expect(
+            &b.broker_addr,
+            request,
+            Duration::from_secs(5),
+            &[ResponseCode::SUCCESS],
+        )
         .await
         .expect("topic created");
-    rmq_testkit::admin::wait_for_route(inst.remoting(), &b.namesrv_addr, &topic, Duration::from_secs(15))
-        .await
-        .expect("topic routed");
+    rmq_testkit::admin::wait_for_route(
+        inst.remoting(),
+        &b.namesrv_addr,
+        &topic,
+        Duration::from_secs(15),
+    )
+    .await
+    .expect("topic routed");
     inst.release().await;
     topic
 }
@@ -63,18 +73,30 @@ async fn pull_consumer() -> PullConsumer {
         .expect("pull consumer starts")
 }
 
-/// The message at `offset` of `queue`, read with a long-polling pull.
-async fn read_at(pull: &PullConsumer, queue: &MessageQueue, offset: i64) -> MessageExt {
+/// The message `msg_id` stored in some queue of `topic` at `offset` or
+/// later (the proxy picks the queue and does not say which), polled: the
+/// broker offers no event for "stored in one of these queues".
+async fn find(pull: &PullConsumer, topic: &str, offset: i64, msg_id: &str) -> MessageExt {
+    let queues = pull.fetch_subscribe_queues(topic).await.expect("queues");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let r = pull
-            .pull_blocking(queue, "*", offset, 1, Duration::from_secs(5))
-            .await
-            .expect("pull");
-        if r.status == PullStatus::Found {
-            if let Some(m) = r.messages.into_iter().next() {
-                return m;
+        for q in &queues {
+            let r = pull.pull(q, "*", offset, 32).await.expect("pull");
+            if r.status == PullStatus::Found {
+                if let Some(m) = r
+                    .messages
+                    .into_iter()
+                    .find(|m| m.message.unique_key() == Some(msg_id))
+                {
+                    return m;
+                }
             }
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{msg_id} not stored in {topic} after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -93,17 +115,27 @@ fn assert_same(sent: &Message, result: &SendResult, got: &MessageExt) {
     assert_eq!(got.message.topic, sent.topic);
     assert_eq!(got.message.body, sent.body);
     assert_eq!(got.message.tags(), sent.tags());
-    assert_eq!(got.message.keys().collect::<Vec<_>>(), sent.keys().collect::<Vec<_>>());
+    assert_eq!(
+        got.message.keys().collect::<Vec<_>>(),
+        sent.keys().collect::<Vec<_>>()
+    );
     assert_eq!(user_properties(got), {
         let mut p = sent.properties.clone();
         p.retain(|k, _| k.starts_with("user-"));
         p
     });
-    assert_eq!(got.message.unique_key(), Some(result.msg_id.as_str()), "UNIQ_KEY is the gRPC message id");
-    assert_eq!(got.queue_id, result.message_queue.queue_id);
-    assert_eq!(got.broker_name, result.message_queue.broker_name);
+    assert_eq!(
+        got.message.unique_key(),
+        Some(result.msg_id.as_str()),
+        "UNIQ_KEY is the gRPC message id"
+    );
+    assert_eq!(result.message_queue.topic, sent.topic);
     let age = rmq_client_core::now_ms() - got.born_timestamp;
-    assert!((0..60_000).contains(&age), "born timestamp {} is {age} ms old", got.born_timestamp);
+    assert!(
+        (0..60_000).contains(&age),
+        "born timestamp {} is {age} ms old",
+        got.born_timestamp
+    );
 }
 
 fn message(topic: &str, i: usize) -> Message {
@@ -126,7 +158,8 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
         let sent = message(&topic, 0);
         let result = producer.send(sent.clone()).await.expect("send");
         assert!(!result.msg_id.is_empty());
-        let got = read_at(&pull, &result.message_queue, result.queue_offset).await;
+        let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
+        assert_eq!(got.queue_offset, result.queue_offset);
         assert_same(&sent, &result, &got);
 
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -135,14 +168,31 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
             let _ = tx.send(r);
         });
         let result = rx.await.expect("callback called").expect("async send");
-        let got = read_at(&pull, &result.message_queue, result.queue_offset).await;
+        let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
         assert_same(&sent_async, &result, &got);
 
-        // To a queue picked by the caller.
+        // A batch: one request, every message stored.
+        let batch: Vec<_> = (10..13).map(|i| message(&topic, i)).collect();
+        let result = producer.send_batch(batch.clone()).await.expect("batch");
+        let ids: Vec<_> = result.msg_id.split(',').map(str::to_owned).collect();
+        assert_eq!(ids.len(), 3, "{result:?}");
+        for (sent, id) in batch.iter().zip(&ids) {
+            let got = find(&pull, &topic, 0, id).await;
+            assert_eq!(got.message.body, sent.body);
+            assert_eq!(got.message.tags(), sent.tags());
+        }
+
+        // The proxy picks queues: a send aimed at one is refused, typed.
         let queues = producer.publish_queues(&topic).await.expect("queues");
         assert_eq!(queues.len(), 4);
-        let result = producer.send_to_queue(message(&topic, 2), &queues[3]).await.expect("send to queue");
-        assert_eq!(result.message_queue.queue_id, queues[3].queue_id);
+        let e = producer
+            .send_to_queue(message(&topic, 2), &queues[3])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e.inner(), rmq_producer::Error::Unsupported(_)),
+            "{e:?}"
+        );
 
         // A topic the proxy does not know: a typed error, the message handed back.
         let e = producer
@@ -153,7 +203,10 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
         assert!(e.into_message().is_some());
 
         // A delay level cannot go through the proxy: refused before sending.
-        let e = producer.send(message(&topic, 3).with_delay_level(2)).await.unwrap_err();
+        let e = producer
+            .send(message(&topic, 3).with_delay_level(2))
+            .await
+            .unwrap_err();
         assert!(format!("{:?}", e).contains("NotOverGrpc"), "{e:?}");
 
         producer.shutdown().await;
@@ -174,15 +227,27 @@ async fn fifo_message_group_arrives_in_order_as_sharding_key() {
             let msg = message(&topic, i).with_property(property::SHARDING_KEY, "order-7");
             results.push((msg.clone(), producer.send(msg).await.expect("FIFO send")));
         }
-        let queue = results[0].1.message_queue.clone();
+        let mut queue = None;
         for (i, (sent, result)) in results.iter().enumerate() {
-            assert_eq!(result.message_queue, queue, "one group, one queue");
             if i > 0 {
-                assert_eq!(result.queue_offset, results[i - 1].1.queue_offset + 1, "in order");
+                assert_eq!(
+                    result.queue_offset,
+                    results[i - 1].1.queue_offset + 1,
+                    "in order"
+                );
             }
-            let got = read_at(&pull, &queue, result.queue_offset).await;
+            let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
+            assert_eq!(got.queue_offset, result.queue_offset);
+            assert_eq!(
+                *queue.get_or_insert(got.queue_id),
+                got.queue_id,
+                "one group, one queue"
+            );
             assert_same(sent, result, &got);
-            assert_eq!(got.message.property(property::SHARDING_KEY), Some("order-7"));
+            assert_eq!(
+                got.message.property(property::SHARDING_KEY),
+                Some("order-7")
+            );
         }
         producer.shutdown().await;
         pull.shutdown().await.expect("pull shutdown");
@@ -198,10 +263,11 @@ async fn delivery_time_holds_the_message_until_then() {
         let producer = grpc_producer().await;
         let pull = pull_consumer().await;
         let deliver_at = rmq_client_core::now_ms() + 3_000;
-        let sent = message(&topic, 0).with_property(property::TIMER_DELIVER_MS, deliver_at.to_string());
+        let sent =
+            message(&topic, 0).with_property(property::TIMER_DELIVER_MS, deliver_at.to_string());
         let result = producer.send(sent.clone()).await.expect("delayed send");
         // The offset answered is the timer topic's: read the topic's queue from its start.
-        let got = read_at(&pull, &result.message_queue, 0).await;
+        let got = find(&pull, &topic, 0, &result.msg_id).await;
         assert_same(&sent, &result, &got);
         assert_eq!(
             got.message.property(property::TIMER_DELIVER_MS),
