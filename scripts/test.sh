@@ -11,6 +11,9 @@
 #   (integration tests only) for the others, then, as a step of its own, the tests that stop or
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`). Stops at the first failure.
+# - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
+#   `session`, tests-integration `grpc_producer`, `#[ignore]`d in the normal run since 4.9.x has no proxy) run
+#   as a step of their own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too).
 # - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
 #   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
 #   RMQ_SECURE_NAMESRV_PORT / RMQ_SECURE_BROKER_PORT (defaults 19876 / 20911); it is stopped before
@@ -61,6 +64,9 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
     if [[ "$rc" == 0 ]]; then
       cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored || rc=$?
     fi
+    if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
+      cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer -- --ignored || rc=$?
+    fi
     stop_secure
     exit "$rc"
   fi
@@ -105,13 +111,16 @@ for v in "${exact[@]}"; do
     secure stop
   fi
   t0=$(date +%s)
-  if ! env_lines="$(RMQ_VERSION="$v" bash "$RMQ" start)"; then
+  # The proxy (5.x only) for the gRPC tests; on 4.9.x they are ignored with their reason.
+  unset RMQ_PROXY_ENDPOINT
+  if ! env_lines="$(RMQ_PROXY=1 RMQ_VERSION="$v" bash "$RMQ" start)"; then
     say "could not start RocketMQ $v"
     exit 1
   fi
   started=1
   eval "$env_lines"
   export NAMESRV_ADDR RMQ_BROKER_ADDR RMQ_VERSION
+  if [[ -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then export RMQ_PROXY_ENDPOINT; fi
   say "RocketMQ $v at NAMESRV_ADDR=$NAMESRV_ADDR (ready after $(( $(date +%s) - t0 )) s)"
   if [[ "$first" == 1 ]]; then
     cmd=(cargo test --workspace "$@")
@@ -138,6 +147,13 @@ for v in "${exact[@]}"; do
       say "running: ${pop[*]}"
       "${pop[@]}" || rc=$?
       summary+=("RocketMQ $v: pop step -> exit $rc")
+    fi
+    # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
+    if [[ "$rc" == 0 && "$v" == 5.* ]]; then
+      grpc=(cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer -- --ignored)
+      say "running: ${grpc[*]}"
+      "${grpc[@]}" || rc=$?
+      summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")
     fi
     # The auto-created-topic route is asserted on 5.x only (see the test's reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then

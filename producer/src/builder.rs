@@ -8,9 +8,10 @@ use rmq_client_core::{ClientConfigSource, ClientInstance};
 use rmq_protocol::message::CompressionType;
 
 use crate::config::ProducerConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fault::FaultTable;
-use crate::producer::{Inner, Producer};
+use crate::grpc::GrpcSender;
+use crate::producer::{Backend, Inner, Producer};
 use crate::route::Routes;
 use crate::send::Sender;
 
@@ -36,6 +37,7 @@ use crate::send::Sender;
 pub struct ProducerBuilder {
     config: ProducerConfig,
     client: ClientConfigSource,
+    endpoint: Option<String>,
 }
 
 rmq_client_core::client_setters!(ProducerBuilder, client);
@@ -120,6 +122,19 @@ impl ProducerBuilder {
         self
     }
 
+    /// Send through the RocketMQ 5.x proxy at `endpoint` (`host:port` of its
+    /// gRPC port, e.g. `127.0.0.1:8081`) instead of name servers and
+    /// brokers; the name-server settings are then not used. The same
+    /// [`Producer`] API: a message group is the `__SHARDINGKEY` property
+    /// (FIFO), a delivery time `TIMER_DELIVER_MS`; delay levels, oneway
+    /// (awaited, then dropped) and transactions differ, see
+    /// [`Producer`]'s send methods. Topics must have their 5.x message type
+    /// (`+message.type=NORMAL|FIFO|DELAY`).
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
     /// The producer settings as they stand.
     pub fn config(&self) -> &ProducerConfig {
         &self.config
@@ -137,6 +152,13 @@ impl ProducerBuilder {
     /// `NAMESRV_ADDR`) or the group is already registered in this client
     /// instance.
     pub async fn start(self) -> Result<Producer> {
+        if let Some(endpoint) = &self.endpoint {
+            self.config.validate()?;
+            let sender = GrpcSender::start(self.config, endpoint).await?;
+            return Ok(Producer {
+                inner: Arc::new(Inner::new(Backend::Grpc(sender))),
+            });
+        }
         let (config, instance) = self.join_instance()?;
         if let Err(e) = instance.register_producer(&config.group).await {
             instance.release().await;
@@ -148,6 +170,13 @@ impl ProducerBuilder {
     /// Validates the settings and joins (or starts) the client instance;
     /// the caller registers the group, then calls [`running`](Self::running).
     pub(crate) fn join_instance(self) -> Result<(ProducerConfig, ClientInstance)> {
+        if self.endpoint.is_some() {
+            return Err(Error::Unsupported(
+                "transactional producers through the proxy (endpoint) are not implemented yet; \
+                 use namesrv_addr"
+                    .into(),
+            ));
+        }
         self.config.validate()?;
         let mut client = self.client.resolve()?;
         client.change_instance_name_to_pid();
@@ -166,7 +195,7 @@ impl ProducerBuilder {
             counter: AtomicUsize::new(0),
         };
         Producer {
-            inner: Arc::new(Inner::new(sender)),
+            inner: Arc::new(Inner::new(Backend::Remoting(sender))),
         }
     }
 }
@@ -174,7 +203,6 @@ impl ProducerBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     #[test]
     fn setters() {

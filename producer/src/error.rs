@@ -100,6 +100,16 @@ pub enum Error {
     /// The producer has been shut down.
     #[error("the producer has been shut down")]
     Shutdown,
+
+    /// A call to the RocketMQ 5.x proxy failed (a producer built with
+    /// [`endpoint`](crate::ProducerBuilder::endpoint)).
+    #[error("proxy call failed")]
+    Grpc(#[from] rmq_grpc::Error),
+
+    /// What the producer's transport cannot do (e.g. transactions or
+    /// oneway sends through the proxy); the text says what to use instead.
+    #[error("not supported: {0}")]
+    Unsupported(String),
 }
 
 /// Why a message or batch was rejected before sending.
@@ -146,6 +156,11 @@ pub enum InvalidMessage {
         /// The queue's topic.
         queue_topic: String,
     },
+
+    /// The message uses something the proxy's protocol does not carry (a
+    /// delay level, a message group together with a delivery time, ...).
+    #[error("cannot be sent through the proxy: {0}")]
+    NotOverGrpc(String),
 
     /// `send_batch` was given no message.
     #[error("the batch is empty")]
@@ -251,6 +266,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self.inner() {
             Error::Client(e) => e.is_retryable(),
+            Error::Grpc(e) => e.is_retryable(),
             Error::Timeout { .. } => true,
             _ => false,
         }
@@ -262,6 +278,10 @@ impl Error {
     pub fn is_auth(&self) -> bool {
         match self.inner() {
             Error::Client(e) => e.is_auth(),
+            Error::Grpc(e) => matches!(
+                e.proxy_code(),
+                Some(rmq_grpc::proto::Code::Unauthorized | rmq_grpc::proto::Code::Forbidden)
+            ),
             Error::Timeout { last: Some(e), .. } => e.is_auth(),
             _ => false,
         }
@@ -273,6 +293,7 @@ impl Error {
         match self.inner() {
             Error::Timeout { .. } => true,
             Error::Client(e) => e.is_timeout(),
+            Error::Grpc(e) => matches!(e, rmq_grpc::Error::Timeout { .. }),
             _ => false,
         }
     }

@@ -43,6 +43,7 @@ mod builder;
 mod config;
 mod error;
 mod fault;
+mod grpc;
 mod msg_id;
 mod prepare;
 mod producer;

@@ -12,6 +12,7 @@ use tokio_util::task::TaskTracker;
 use crate::builder::ProducerBuilder;
 use crate::config::ProducerConfig;
 use crate::error::{Error, InvalidMessage, Result, Unsent};
+use crate::grpc::GrpcSender;
 use crate::prepare::{prepare_batch, prepare_message};
 use crate::send::{Outcome, Sender};
 
@@ -46,16 +47,34 @@ pub struct Producer {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    sender: Sender,
+    backend: Backend,
     shut_down: AtomicBool,
     /// Tasks of [`Producer::send_with_callback`].
     tasks: TaskTracker,
 }
 
+/// The transport a producer sends through.
+#[derive(Debug)]
+pub(crate) enum Backend {
+    /// Name servers and brokers (the remoting protocol).
+    Remoting(Sender),
+    /// A RocketMQ 5.x proxy (gRPC).
+    Grpc(GrpcSender),
+}
+
+impl Backend {
+    fn config(&self) -> &ProducerConfig {
+        match self {
+            Backend::Remoting(s) => &s.config,
+            Backend::Grpc(g) => &g.config,
+        }
+    }
+}
+
 impl Inner {
-    pub(crate) fn new(sender: Sender) -> Self {
+    pub(crate) fn new(backend: Backend) -> Self {
         Inner {
-            sender,
+            backend,
             shut_down: AtomicBool::new(false),
             tasks: TaskTracker::new(),
         }
@@ -69,16 +88,24 @@ impl Drop for Inner {
         }
         // Best effort: the last handle went away without `shutdown()`.
         tracing::warn!(
-            group = %self.sender.config.group,
+            group = %self.backend.config().group,
             "producer dropped without shutdown(); unregistering in the background"
         );
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            let instance = self.sender.instance.clone();
-            let group = self.sender.config.group.clone();
-            rt.spawn(async move {
-                instance.unregister_producer(&group).await;
-                instance.release().await;
-            });
+            match &self.backend {
+                Backend::Remoting(sender) => {
+                    let instance = sender.instance.clone();
+                    let group = sender.config.group.clone();
+                    rt.spawn(async move {
+                        instance.unregister_producer(&group).await;
+                        instance.release().await;
+                    });
+                }
+                Backend::Grpc(g) => {
+                    let session = g.session.clone();
+                    rt.spawn(async move { session.shutdown().await });
+                }
+            }
         }
     }
 }
@@ -91,12 +118,29 @@ impl Producer {
 
     /// The producer's settings.
     pub fn config(&self) -> &ProducerConfig {
-        &self.inner.sender.config
+        self.inner.backend.config()
     }
 
-    /// The client instance this producer sends through (routes, client id).
-    pub fn client_instance(&self) -> &ClientInstance {
-        &self.inner.sender.instance
+    /// The client instance this producer sends through (routes, client id);
+    /// `None` for a producer of a proxy ([`ProducerBuilder::endpoint`]).
+    pub fn client_instance(&self) -> Option<&ClientInstance> {
+        match &self.inner.backend {
+            Backend::Remoting(sender) => Some(&sender.instance),
+            Backend::Grpc(_) => None,
+        }
+    }
+
+    /// The client id: the client instance's, or the proxy session's.
+    pub fn client_id(&self) -> &str {
+        match &self.inner.backend {
+            Backend::Remoting(sender) => sender.instance.client_id(),
+            Backend::Grpc(g) => g.session.client_id(),
+        }
+    }
+
+    /// Whether this producer sends through a RocketMQ 5.x proxy (gRPC).
+    pub fn is_grpc(&self) -> bool {
+        matches!(self.inner.backend, Backend::Grpc(_))
     }
 
     /// Whether [`shutdown`](Producer::shutdown) was called.
@@ -115,8 +159,12 @@ impl Producer {
     /// after the send timeout.
     pub async fn publish_queues(&self, topic: &str) -> Result<Vec<MessageQueue>> {
         self.check_running()?;
+        let sender = match &self.inner.backend {
+            Backend::Remoting(sender) => sender,
+            Backend::Grpc(g) => return g.publish_queues(topic).await,
+        };
         let deadline = Instant::now() + self.config().send_timeout;
-        let publish = self.inner.sender.publish_queues(topic, deadline).await?;
+        let publish = sender.publish_queues(topic, deadline).await?;
         Ok(publish.queues().to_vec())
     }
 
@@ -146,16 +194,12 @@ impl Producer {
     }
 
     async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
-        let outcome = match self.check_running() {
-            Err(e) => Outcome::failed(e),
-            Ok(()) => match prepare_message(&mut msg, self.config()) {
+        let outcome = match (self.check_running(), &self.inner.backend) {
+            (Err(e), _) => Outcome::failed(e),
+            (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
+            (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
                 Err(e) => Outcome::failed(e),
-                Ok(prepared) => {
-                    self.inner
-                        .sender
-                        .send_with_retries(&prepared, retries)
-                        .await
-                }
+                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
             },
         };
         hand_back(outcome, Unsent::Message(Box::new(msg)))
@@ -170,11 +214,19 @@ impl Producer {
     /// An [`Error::Send`] handing the message back when it could not be
     /// written.
     pub async fn send_oneway(&self, mut msg: Message) -> Result<()> {
-        let outcome = match self.check_running() {
-            Err(e) => Outcome::failed(e),
-            Ok(()) => match prepare_message(&mut msg, self.config()) {
+        let outcome = match (self.check_running(), &self.inner.backend) {
+            (Err(e), _) => Outcome::failed(e),
+            // The proxy has no oneway send: the answer is awaited and dropped.
+            (Ok(()), Backend::Grpc(g)) => {
+                let sent = g.send(std::slice::from_mut(&mut msg)).await;
+                Outcome {
+                    attempts: sent.attempts,
+                    result: sent.result.map(|_| ()),
+                }
+            }
+            (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
                 Err(e) => Outcome::failed(e),
-                Ok(prepared) => self.inner.sender.send_oneway(&prepared).await,
+                Ok(prepared) => sender.send_oneway(&prepared).await,
             },
         };
         hand_back(outcome, Unsent::Message(Box::new(msg)))
@@ -185,7 +237,8 @@ impl Producer {
     ///
     /// # Errors
     ///
-    /// As [`send`](Producer::send), and [`InvalidMessage::QueueTopic`].
+    /// As [`send`](Producer::send), and [`InvalidMessage::QueueTopic`];
+    /// [`Error::Unsupported`] for a producer of a proxy (it picks queues).
     pub async fn send_to_queue(
         &self,
         mut msg: Message,
@@ -200,17 +253,15 @@ impl Producer {
                 }
                 .into(),
             ),
-            Ok(()) => match prepare_message(&mut msg, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => {
-                    let deadline = Instant::now() + self.config().send_timeout;
-                    Outcome::once(
-                        self.inner
-                            .sender
-                            .send_once(&prepared, queue, deadline)
-                            .await,
-                    )
-                }
+            Ok(()) => match &self.inner.backend {
+                Backend::Grpc(_) => Outcome::failed(unaimed()),
+                Backend::Remoting(sender) => match prepare_message(&mut msg, self.config()) {
+                    Err(e) => Outcome::failed(e),
+                    Ok(prepared) => {
+                        let deadline = Instant::now() + self.config().send_timeout;
+                        Outcome::once(sender.send_once(&prepared, queue, deadline).await)
+                    }
+                },
             },
         };
         hand_back(outcome, Unsent::Message(Box::new(msg)))
@@ -237,17 +288,18 @@ impl Producer {
     /// # Errors
     ///
     /// As [`send`](Producer::send), and [`Error::BadQueueIndex`] for an index
-    /// outside the list.
+    /// outside the list; [`Error::Unsupported`] for a producer of a proxy
+    /// (it picks queues: use a message group for ordering).
     pub async fn send_with_selector<F>(&self, mut msg: Message, select: F) -> Result<SendResult>
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
-        let outcome = match self.check_running() {
-            Err(e) => Outcome::failed(e),
-            Ok(()) => match prepare_message(&mut msg, self.config()) {
+        let outcome = match (self.check_running(), &self.inner.backend) {
+            (Err(e), _) => Outcome::failed(e),
+            (Ok(()), Backend::Grpc(_)) => Outcome::failed(unaimed()),
+            (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
                 Err(e) => Outcome::failed(e),
                 Ok(prepared) => {
-                    let sender = &self.inner.sender;
                     let deadline = Instant::now() + self.config().send_timeout;
                     match sender.publish_queues(&msg.topic, deadline).await {
                         Err(e) => Outcome::failed(e),
@@ -286,16 +338,12 @@ impl Producer {
     /// An [`Error::Send`] handing the batch back.
     pub async fn send_batch(&self, mut msgs: Vec<Message>) -> Result<SendResult> {
         let retries = self.config().retry_times_when_send_failed;
-        let outcome = match self.check_running() {
-            Err(e) => Outcome::failed(e),
-            Ok(()) => match prepare_batch(&mut msgs, self.config()) {
+        let outcome = match (self.check_running(), &self.inner.backend) {
+            (Err(e), _) => Outcome::failed(e),
+            (Ok(()), Backend::Grpc(g)) => g.send(&mut msgs).await,
+            (Ok(()), Backend::Remoting(sender)) => match prepare_batch(&mut msgs, self.config()) {
                 Err(e) => Outcome::failed(e),
-                Ok(prepared) => {
-                    self.inner
-                        .sender
-                        .send_with_retries(&prepared, retries)
-                        .await
-                }
+                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
             },
         };
         hand_back(outcome, Unsent::Batch(msgs))
@@ -346,11 +394,27 @@ impl Producer {
                 "callback sends still running at shutdown"
             );
         }
-        let instance = &self.inner.sender.instance;
-        instance.unregister_producer(&self.config().group).await;
-        instance.release().await;
+        match &self.inner.backend {
+            Backend::Remoting(sender) => {
+                sender
+                    .instance
+                    .unregister_producer(&self.config().group)
+                    .await;
+                sender.instance.release().await;
+            }
+            Backend::Grpc(g) => g.session.shutdown().await,
+        }
         tracing::info!(group = %self.config().group, "producer shut down");
     }
+}
+
+/// A send aimed at a queue, through the proxy (which picks queues itself).
+fn unaimed() -> Error {
+    Error::Unsupported(
+        "the RocketMQ proxy picks the queue itself: a send through an endpoint cannot be aimed at a \
+         queue; for ordering give the messages a message group (the __SHARDINGKEY property)"
+            .into(),
+    )
 }
 
 /// Wraps a failed outcome into [`Error::Send`] with the unsent message(s).

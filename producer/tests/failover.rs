@@ -27,6 +27,7 @@ async fn sends_continue_when_one_broker_dies() {
         loop {
             let route = p
                 .client_instance()
+                .expect("a remoting producer")
                 .refresh_route(&topic)
                 .await
                 .expect("route");

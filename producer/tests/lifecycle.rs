@@ -21,7 +21,7 @@ async fn broker_lists_the_producer_until_shutdown() {
             .await
             .expect("start");
         p.send(Message::new(&topic, "x")).await.expect("send");
-        let client_id = p.client_instance().client_id().to_owned();
+        let client_id = p.client_id().to_owned();
 
         // Another client asks the broker about the group.
         let observer = env.producer().await;
@@ -33,6 +33,7 @@ async fn broker_lists_the_producer_until_shutdown() {
         loop {
             let listed = observer
                 .client_instance()
+                .expect("a remoting producer")
                 .get_producer_connection_list(addr, &group)
                 .await;
             match listed {
@@ -54,7 +55,7 @@ async fn broker_lists_the_producer_until_shutdown() {
             .start()
             .await
             .expect("second producer of the group");
-        assert_ne!(twin.client_instance().client_id(), client_id);
+        assert_ne!(twin.client_id(), client_id);
         twin.shutdown().await;
 
         p.shutdown().await;
@@ -64,6 +65,7 @@ async fn broker_lists_the_producer_until_shutdown() {
         loop {
             let gone = match observer
                 .client_instance()
+                .expect("a remoting producer")
                 .get_producer_connection_list(addr, &group)
                 .await
             {

@@ -358,6 +358,7 @@ async fn unknown_topic_is_auto_created_through_tbw102() {
         assert!(r.message_queue.queue_id < 4);
         let addr = p
             .client_instance()
+            .expect("a remoting producer")
             .find_broker_addr_in_publish(&r.message_queue.broker_name)
             .expect("broker address");
         let got = env

@@ -221,6 +221,7 @@ async fn assert_send_refused(sec: &SecureBroker, credentials: Credentials, why: 
     // Route and connections first (the name server has no ACL), so the timing below is the
     // refused call itself.
     p.client_instance()
+        .expect("a remoting producer")
         .route(&topic)
         .await
         .expect("route over TLS");

@@ -321,7 +321,7 @@ async fn topics_make_a_new_producer_known_before_it_sends() {
         let idle = tx_producer(env.namesrv(), &without, &[], &log, EXECUTE_TIMEOUT).await;
         let with = rmq_testkit::unique_name("tx_topics_pg");
         let ready = tx_producer(env.namesrv(), &with, &[&topic], &log, EXECUTE_TIMEOUT).await;
-        let client_id = ready.producer().client_instance().client_id().to_owned();
+        let client_id = ready.producer().client_id().to_owned();
         let listed = wait_producer_listed(&env, &with, Duration::from_secs(10), |id, _| {
             id == client_id
         })

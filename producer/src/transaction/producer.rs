@@ -167,7 +167,11 @@ impl<A: Send + 'static> TransactionProducer<A> {
                 return;
             }
         };
-        let instance = producer.client_instance();
+        // A transaction producer is always built on name servers (its builder refuses an endpoint).
+        let Some(instance) = producer.client_instance() else {
+            tracing::error!(msg_id = %sent.msg_id, "a transaction producer without a client instance");
+            return;
+        };
         let Some(addr) = instance.find_broker_addr_in_publish(broker) else {
             tracing::warn!(msg_id = %sent.msg_id, broker = %broker,
                 "no address for the broker of the half message; the broker checks back");

@@ -77,10 +77,7 @@ async fn run() -> Result<(), String> {
         .start()
         .await
         .map_err(|e| format!("the transactional producer does not start: {e}"))?;
-    listener.report(format!(
-        "#started {}",
-        producer.producer().client_instance().client_id()
-    ));
+    listener.report(format!("#started {}", producer.producer().client_id()));
     if mode == TxChildMode::Send {
         for body in bodies.split(',').filter(|b| !b.is_empty()) {
             let producer = producer.clone();

@@ -1,0 +1,21 @@
+//! rmq-grpc: the RocketMQ 5.x proxy transport. The `apache.rocketmq.v2`
+//! protocol ([`proto`], generated from the crate's own `.proto` files) over
+//! a tonic channel, and a [`Session`]: the `Telemetry` stream with settings
+//! sync and server commands, heartbeats, `QueryRoute`, `SendMessage`,
+//! `EndTransaction`, each call with a deadline and retries with backoff on
+//! `UNAVAILABLE` / `TOO_MANY_REQUESTS`.
+//!
+//! The producer (rmq-producer) picks this transport when it is given a
+//! proxy endpoint instead of name servers.
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+pub mod proto;
+mod session;
+
+pub use config::GrpcConfig;
+pub use error::{Error, Result};
+pub use session::{
+    ClientSettings, ServerCommand, Session, duration, resource, timestamp_ms, timestamp_to_ms,
+};

@@ -1,0 +1,341 @@
+//! The producer over the RocketMQ 5.x proxy (gRPC, [`rmq_grpc::Session`]):
+//! chosen by [`ProducerBuilder::endpoint`](crate::ProducerBuilder::endpoint).
+//!
+//! Messages map to `apache.rocketmq.v2.Message` as the Java gRPC client
+//! builds them, and arrive at remoting consumers of the same broker as the
+//! properties they came from: `TAGS` ↔ `tag`, `KEYS` ↔ `keys`, `UNIQ_KEY` ↔
+//! `message_id`, `__SHARDINGKEY` ↔ `message_group` (a FIFO message),
+//! `TIMER_DELIVER_MS` (or `TIMER_DELAY_MS` / `TIMER_DELAY_SEC` from now) ↔
+//! `delivery_timestamp` (a delayed message); every other property is a user
+//! property. Not carried: `DELAY` levels (a typed error: use a delivery
+//! time), the Java `flag`, transactional half messages.
+//!
+//! The proxy picks the queue itself (by a consistent hash of the message
+//! group for FIFO messages, round robin otherwise) and answers only the
+//! offset, so a send cannot be aimed at a queue (`send_to_queue` and
+//! `send_with_selector` are [`Error::Unsupported`]) and the
+//! [`SendResult::message_queue`] of a gRPC send has the topic only (no
+//! broker name, queue id −1).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rmq_client_core::{SendResult, SendStatus, now_ms};
+use rmq_grpc::{ClientSettings, GrpcConfig, Session, proto, resource, timestamp_ms};
+use rmq_protocol::message::property;
+use rmq_protocol::{Message, MessageQueue};
+use tokio::time::Instant;
+
+use crate::config::ProducerConfig;
+use crate::error::{Error, InvalidMessage, Result};
+use crate::msg_id::next_uniq_id;
+use crate::send::Outcome;
+use crate::validate::check_message;
+
+/// How long a topic's queues from `QueryRoute` are used before asking again.
+const ROUTE_TTL: Duration = Duration::from_secs(30);
+
+/// Everything a gRPC send needs; shared by all handles of one producer.
+#[derive(Debug)]
+pub(crate) struct GrpcSender {
+    pub(crate) config: ProducerConfig,
+    pub(crate) session: Session,
+    routes: RwLock<HashMap<String, (Instant, Arc<Vec<proto::MessageQueue>>)>>,
+    born_host: String,
+}
+
+impl GrpcSender {
+    /// Starts the session with the proxy at `endpoint`.
+    pub(crate) async fn start(config: ProducerConfig, endpoint: &str) -> Result<GrpcSender> {
+        let grpc = GrpcConfig::new(endpoint)?.with_request_timeout(config.send_timeout);
+        let max_body = i32::try_from(config.max_message_size).unwrap_or(i32::MAX);
+        let session = Session::start(grpc, ClientSettings::producer(&[], max_body), None).await?;
+        let born_host = local_ip_address::local_ip()
+            .map_or_else(|_| "127.0.0.1".to_owned(), |ip| ip.to_string());
+        tracing::info!(group = %config.group, endpoint, client_id = session.client_id(), "producer started (gRPC)");
+        Ok(GrpcSender {
+            config,
+            session,
+            routes: RwLock::new(HashMap::new()),
+            born_host,
+        })
+    }
+
+    /// The writable queues of `topic` (cached for [`ROUTE_TTL`]).
+    async fn queues(&self, topic: &str) -> Result<Arc<Vec<proto::MessageQueue>>> {
+        if let Ok(routes) = self.routes.read() {
+            if let Some((at, queues)) = routes.get(topic) {
+                if at.elapsed() < ROUTE_TTL {
+                    return Ok(queues.clone());
+                }
+            }
+        }
+        let all = self.session.query_route(topic).await?;
+        let writable: Vec<_> = all
+            .into_iter()
+            .filter(|q| {
+                let p =
+                    proto::Permission::try_from(q.permission).unwrap_or(proto::Permission::None);
+                matches!(p, proto::Permission::Write | proto::Permission::ReadWrite)
+            })
+            .collect();
+        if writable.is_empty() {
+            return Err(Error::NoWritableQueue {
+                topic: topic.to_owned(),
+            });
+        }
+        let queues = Arc::new(writable);
+        if let Ok(mut routes) = self.routes.write() {
+            routes.insert(topic.to_owned(), (Instant::now(), queues.clone()));
+        }
+        Ok(queues)
+    }
+
+    /// The publish queues of `topic` as [`MessageQueue`]s.
+    pub(crate) async fn publish_queues(&self, topic: &str) -> Result<Vec<MessageQueue>> {
+        let queues = self.queues(topic).await?;
+        Ok(queues.iter().map(|q| message_queue(topic, q)).collect())
+    }
+
+    /// Sends `msgs` (one request; the proxy picks the queue). Stamps a
+    /// `UNIQ_KEY` on messages that have none (kept on failure, so a resend
+    /// keeps its id).
+    pub(crate) async fn send(&self, msgs: &mut [Message]) -> Outcome<SendResult> {
+        let timeout = self.config.send_timeout;
+        match tokio::time::timeout(timeout, self.send_inner(msgs)).await {
+            Ok(result) => Outcome::once(result),
+            Err(_) => Outcome::once(Err(Error::Timeout {
+                timeout,
+                last: None,
+            })),
+        }
+    }
+
+    async fn send_inner(&self, msgs: &mut [Message]) -> Result<SendResult> {
+        let Some(first) = msgs.first() else {
+            return Err(InvalidMessage::EmptyBatch.into());
+        };
+        let topic = first.topic.clone();
+        for m in msgs.iter_mut() {
+            check_message(m, self.config.max_message_size)?;
+            if m.topic != topic {
+                return Err(InvalidMessage::Batch(
+                    "every message of a batch must have the same topic".into(),
+                )
+                .into());
+            }
+            if m.unique_key().is_none() {
+                m.set_property(property::UNIQ_KEY, next_uniq_id());
+            }
+        }
+        let now = now_ms();
+        let wire = msgs
+            .iter()
+            .map(|m| to_proto(m, now, &self.born_host))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let entries = self.session.send_message(wire).await?;
+        let mut ids = Vec::with_capacity(entries.len());
+        let mut offset = None;
+        let mut transaction_id = None;
+        for e in &entries {
+            if let Some(s) = &e.status {
+                if s.code != proto::Code::Ok as i32 {
+                    return Err(Error::Grpc(rmq_grpc::Error::Proxy {
+                        rpc: "SendMessage",
+                        code: s.code,
+                        message: s.message.clone(),
+                    }));
+                }
+            }
+            ids.push(e.message_id.as_str());
+            offset.get_or_insert(e.offset);
+            if !e.transaction_id.is_empty() {
+                transaction_id.get_or_insert_with(|| e.transaction_id.clone());
+            }
+        }
+        Ok(SendResult {
+            status: SendStatus::SendOk,
+            msg_id: ids.join(","),
+            offset_msg_id: String::new(),
+            message_queue: MessageQueue::new(topic, "", -1),
+            queue_offset: offset.unwrap_or(-1),
+            transaction_id,
+            region_id: "DefaultRegion".to_owned(),
+            trace_on: false,
+        })
+    }
+}
+
+fn message_queue(topic: &str, q: &proto::MessageQueue) -> MessageQueue {
+    let broker = q.broker.as_ref().map_or("", |b| b.name.as_str());
+    MessageQueue::new(topic, broker, q.id)
+}
+
+/// Maps a message to its gRPC form (see the module docs).
+pub(crate) fn to_proto(
+    msg: &Message,
+    now: i64,
+    born_host: &str,
+) -> std::result::Result<proto::Message, InvalidMessage> {
+    let not_over_grpc = |what: &str| InvalidMessage::NotOverGrpc(what.to_owned());
+    let mut props = msg.properties.clone();
+    if props.remove(property::DELAY).is_some() {
+        return Err(not_over_grpc(
+            "a delay level (DELAY): the proxy takes a delivery time (TIMER_DELIVER_MS) instead",
+        ));
+    }
+    if crate::validate::is_transactional(msg) {
+        return Err(not_over_grpc("a transactional half message"));
+    }
+    let tag = props.remove(property::TAGS).filter(|t| !t.is_empty());
+    let keys = props
+        .remove(property::KEYS)
+        .map(|k| {
+            k.split(property::KEY_SEPARATOR)
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let message_id = props.remove(property::UNIQ_KEY).unwrap_or_default();
+    props.remove(property::WAIT);
+    let group = props
+        .remove(property::SHARDING_KEY)
+        .filter(|g| !g.is_empty());
+    let ms = |name: &str, raw: String| {
+        raw.trim()
+            .parse::<i64>()
+            .map_err(|_| InvalidMessage::NotOverGrpc(format!("{name}={raw:?} is not a number")))
+    };
+    let mut deliver = None;
+    if let Some(raw) = props.remove(property::TIMER_DELIVER_MS) {
+        deliver = Some(ms(property::TIMER_DELIVER_MS, raw)?);
+    }
+    if let Some(raw) = props.remove(property::TIMER_DELAY_MS) {
+        deliver = Some(now.saturating_add(ms(property::TIMER_DELAY_MS, raw)?));
+    }
+    if let Some(raw) = props.remove(property::TIMER_DELAY_SEC) {
+        deliver =
+            Some(now.saturating_add(ms(property::TIMER_DELAY_SEC, raw)?.saturating_mul(1000)));
+    }
+    let message_type = match (&group, deliver) {
+        (Some(_), Some(_)) => {
+            return Err(not_over_grpc(
+                "a message group together with a delivery time",
+            ));
+        }
+        (Some(_), None) => proto::MessageType::Fifo,
+        (None, Some(_)) => proto::MessageType::Delay,
+        (None, None) => proto::MessageType::Normal,
+    };
+    let checksum = md5_hex(&msg.body);
+    Ok(proto::Message {
+        topic: Some(resource("", &msg.topic)),
+        user_properties: props,
+        system_properties: Some(proto::SystemProperties {
+            tag,
+            keys,
+            message_id,
+            body_digest: Some(proto::Digest {
+                r#type: proto::DigestType::Md5 as i32,
+                checksum,
+            }),
+            body_encoding: proto::Encoding::Identity as i32,
+            message_type: message_type as i32,
+            born_timestamp: Some(timestamp_ms(now)),
+            born_host: born_host.to_owned(),
+            delivery_timestamp: deliver.map(timestamp_ms),
+            message_group: group,
+            ..Default::default()
+        }),
+        body: msg.body.clone(),
+    })
+}
+
+fn md5_hex(body: &[u8]) -> String {
+    use md5::Digest as _;
+    let digest = md5::Md5::digest(body);
+    let mut s = String::with_capacity(32);
+    for b in digest {
+        s.push_str(&format!("{b:02X}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_map_to_the_proxy_message() {
+        let msg = Message::new("T", "body")
+            .with_tags("tg")
+            .with_keys(["k1", "k2"])
+            .with_property(property::UNIQ_KEY, "ID1")
+            .with_property(property::WAIT, "true")
+            .with_property(property::SHARDING_KEY, "g1")
+            .with_property("user", "v");
+        let p = to_proto(&msg, 1_000, "10.0.0.1").unwrap();
+        let s = p.system_properties.unwrap();
+        assert_eq!(s.tag.as_deref(), Some("tg"));
+        assert_eq!(s.keys, ["k1", "k2"]);
+        assert_eq!(s.message_id, "ID1");
+        assert_eq!(s.message_group.as_deref(), Some("g1"));
+        assert_eq!(s.message_type, proto::MessageType::Fifo as i32);
+        assert_eq!(s.born_host, "10.0.0.1");
+        assert_eq!(
+            s.body_digest.unwrap().checksum,
+            "841A2D689AD86BD1611447453C22C6FC"
+        );
+        assert_eq!(
+            p.user_properties,
+            HashMap::from([("user".to_owned(), "v".to_owned())])
+        );
+        assert_eq!(p.body.as_ref(), b"body");
+    }
+
+    #[test]
+    fn delivery_times() {
+        let at = Message::new("T", "b").with_property(property::TIMER_DELIVER_MS, "5000");
+        let s = to_proto(&at, 1_000, "h")
+            .unwrap()
+            .system_properties
+            .unwrap();
+        assert_eq!(s.message_type, proto::MessageType::Delay as i32);
+        assert_eq!(
+            s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)),
+            Some(5000)
+        );
+        let after = Message::new("T", "b").with_property(property::TIMER_DELAY_SEC, "2");
+        let s = to_proto(&after, 1_000, "h")
+            .unwrap()
+            .system_properties
+            .unwrap();
+        assert_eq!(
+            s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)),
+            Some(3000)
+        );
+    }
+
+    #[test]
+    fn what_the_proxy_cannot_carry_is_a_typed_error() {
+        let level = Message::new("T", "b").with_delay_level(3);
+        assert!(matches!(
+            to_proto(&level, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
+        let bad = Message::new("T", "b").with_property(property::TIMER_DELIVER_MS, "soon");
+        assert!(matches!(
+            to_proto(&bad, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
+        let both = Message::new("T", "b")
+            .with_property(property::SHARDING_KEY, "g")
+            .with_property(property::TIMER_DELIVER_MS, "1");
+        assert!(matches!(
+            to_proto(&both, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
+    }
+}

@@ -1,0 +1,285 @@
+//! The producer over the RocketMQ 5.x proxy (`ProducerBuilder::endpoint`):
+//! every kind of send is read back by the remoting pull consumer of the same
+//! broker with every field equal. The proxy is `RMQ_PROXY_ENDPOINT`
+//! (`RMQ_PROXY=1 scripts/rocketmq-local.sh start`); 4.9.x has no proxy, so
+//! these are `#[ignore]`d and `scripts/test.sh` runs them on 5.x only.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rmq_consumer_pull::{PullConsumer, PullStatus};
+use rmq_producer::{Message, MessageExt, Producer, SendResult};
+use rmq_protocol::header::CreateTopicRequestHeader;
+use rmq_protocol::message::property;
+use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_testkit::client::{instance, within};
+use rmq_testkit::{broker, unique_name};
+
+const IGNORED: &str = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x";
+
+fn endpoint() -> String {
+    std::env::var("RMQ_PROXY_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "RMQ_PROXY_ENDPOINT is not set: {IGNORED}; locally: \
+             eval \"$(RMQ_PROXY=1 scripts/rocketmq-local.sh start)\""
+        )
+    })
+}
+
+/// A fresh topic (4 queues) of a 5.x message type: `NORMAL`, `FIFO`, `DELAY`.
+async fn typed_topic(prefix: &str, message_type: &str) -> String {
+    let topic = unique_name(prefix);
+    let b = broker().await;
+    let inst = instance("grpc-topics").await;
+    let mut header = CreateTopicRequestHeader::new(topic.as_str(), 4);
+    header.attributes = Some(format!("+message.type={message_type}"));
+    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
+    inst.remoting()
+        .invoke_expect(
+            &b.broker_addr,
+            request,
+            Duration::from_secs(5),
+            &[ResponseCode::SUCCESS],
+        )
+        .await
+        .expect("topic created");
+    rmq_testkit::admin::wait_for_route(
+        inst.remoting(),
+        &b.namesrv_addr,
+        &topic,
+        Duration::from_secs(15),
+    )
+    .await
+    .expect("topic routed");
+    inst.release().await;
+    topic
+}
+
+async fn grpc_producer() -> Producer {
+    Producer::builder()
+        .group(unique_name("grpc_producer"))
+        .endpoint(endpoint())
+        .start()
+        .await
+        .expect("gRPC producer starts")
+}
+
+async fn pull_consumer() -> PullConsumer {
+    PullConsumer::builder()
+        .group(unique_name("grpc_check"))
+        .namesrv_addr(broker().await.namesrv_addr.clone())
+        .start()
+        .await
+        .expect("pull consumer starts")
+}
+
+/// The message `msg_id` stored in some queue of `topic` at `offset` or
+/// later (the proxy picks the queue and does not say which), polled: the
+/// broker offers no event for "stored in one of these queues".
+async fn find(pull: &PullConsumer, topic: &str, offset: i64, msg_id: &str) -> MessageExt {
+    let queues = pull.fetch_subscribe_queues(topic).await.expect("queues");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        for q in &queues {
+            let r = pull.pull(q, "*", offset, 32).await.expect("pull");
+            if r.status == PullStatus::Found {
+                if let Some(m) = r
+                    .messages
+                    .into_iter()
+                    .find(|m| m.message.unique_key() == Some(msg_id))
+                {
+                    return m;
+                }
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{msg_id} not stored in {topic} after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The user-visible properties of a stored message: what the producer set,
+/// without what the broker and proxy add.
+fn user_properties(m: &MessageExt) -> HashMap<String, String> {
+    m.message
+        .properties
+        .iter()
+        .filter(|(k, _)| k.starts_with("user-"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn assert_same(sent: &Message, result: &SendResult, got: &MessageExt) {
+    assert_eq!(got.message.topic, sent.topic);
+    assert_eq!(got.message.body, sent.body);
+    assert_eq!(got.message.tags(), sent.tags());
+    assert_eq!(
+        got.message.keys().collect::<Vec<_>>(),
+        sent.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(user_properties(got), {
+        let mut p = sent.properties.clone();
+        p.retain(|k, _| k.starts_with("user-"));
+        p
+    });
+    assert_eq!(
+        got.message.unique_key(),
+        Some(result.msg_id.as_str()),
+        "UNIQ_KEY is the gRPC message id"
+    );
+    assert_eq!(result.message_queue.topic, sent.topic);
+    let age = rmq_client_core::now_ms() - got.born_timestamp;
+    assert!(
+        (0..60_000).contains(&age),
+        "born timestamp {} is {age} ms old",
+        got.born_timestamp
+    );
+}
+
+fn message(topic: &str, i: usize) -> Message {
+    Message::new(topic, format!("gRPC body {i}"))
+        .with_tags(format!("tag{i}"))
+        .with_keys([format!("key-{i}"), format!("other-{i}")])
+        .with_property("user-a", format!("value {i}"))
+        .with_property("user-b", "ünïcode ✓")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
+async fn sync_async_and_batch_sends_arrive_with_every_field() {
+    within(90, "normal sends", async {
+        let topic = typed_topic("GrpcNormal", "NORMAL").await;
+        let producer = grpc_producer().await;
+        assert!(producer.is_grpc() && producer.client_instance().is_none());
+        let pull = pull_consumer().await;
+
+        let sent = message(&topic, 0);
+        let result = producer.send(sent.clone()).await.expect("send");
+        assert!(!result.msg_id.is_empty());
+        let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
+        assert_eq!(got.queue_offset, result.queue_offset);
+        assert_same(&sent, &result, &got);
+
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let sent_async = message(&topic, 1);
+        producer.send_with_callback(sent_async.clone(), move |r| {
+            let _ = tx.send(r);
+        });
+        let result = rx.await.expect("callback called").expect("async send");
+        let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
+        assert_same(&sent_async, &result, &got);
+
+        // A batch: one request, every message stored.
+        let batch: Vec<_> = (10..13).map(|i| message(&topic, i)).collect();
+        let result = producer.send_batch(batch.clone()).await.expect("batch");
+        let ids: Vec<_> = result.msg_id.split(',').map(str::to_owned).collect();
+        assert_eq!(ids.len(), 3, "{result:?}");
+        for (sent, id) in batch.iter().zip(&ids) {
+            let got = find(&pull, &topic, 0, id).await;
+            assert_eq!(got.message.body, sent.body);
+            assert_eq!(got.message.tags(), sent.tags());
+        }
+
+        // The proxy picks queues: a send aimed at one is refused, typed.
+        let queues = producer.publish_queues(&topic).await.expect("queues");
+        assert_eq!(queues.len(), 4);
+        let e = producer
+            .send_to_queue(message(&topic, 2), &queues[3])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e.inner(), rmq_producer::Error::Unsupported(_)),
+            "{e:?}"
+        );
+
+        // A topic the proxy does not know: a typed error, the message handed back.
+        let e = producer
+            .send(Message::new(unique_name("GrpcMissing"), "x"))
+            .await
+            .unwrap_err();
+        assert!(!e.is_retryable(), "{e:?}");
+        assert!(e.into_message().is_some());
+
+        // A delay level cannot go through the proxy: refused before sending.
+        let e = producer
+            .send(message(&topic, 3).with_delay_level(2))
+            .await
+            .unwrap_err();
+        assert!(format!("{:?}", e).contains("NotOverGrpc"), "{e:?}");
+
+        producer.shutdown().await;
+        pull.shutdown().await.expect("pull shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
+async fn fifo_message_group_arrives_in_order_as_sharding_key() {
+    within(90, "FIFO sends", async {
+        let topic = typed_topic("GrpcFifo", "FIFO").await;
+        let producer = grpc_producer().await;
+        let pull = pull_consumer().await;
+        let mut results = Vec::new();
+        for i in 0..10 {
+            let msg = message(&topic, i).with_property(property::SHARDING_KEY, "order-7");
+            results.push((msg.clone(), producer.send(msg).await.expect("FIFO send")));
+        }
+        let mut queue = None;
+        for (i, (sent, result)) in results.iter().enumerate() {
+            if i > 0 {
+                assert_eq!(
+                    result.queue_offset,
+                    results[i - 1].1.queue_offset + 1,
+                    "in order"
+                );
+            }
+            let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
+            assert_eq!(got.queue_offset, result.queue_offset);
+            assert_eq!(
+                *queue.get_or_insert(got.queue_id),
+                got.queue_id,
+                "one group, one queue"
+            );
+            assert_same(sent, result, &got);
+            assert_eq!(
+                got.message.property(property::SHARDING_KEY),
+                Some("order-7")
+            );
+        }
+        producer.shutdown().await;
+        pull.shutdown().await.expect("pull shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
+async fn delivery_time_holds_the_message_until_then() {
+    within(90, "delayed send", async {
+        let topic = typed_topic("GrpcDelay", "DELAY").await;
+        let producer = grpc_producer().await;
+        let pull = pull_consumer().await;
+        let deliver_at = rmq_client_core::now_ms() + 3_000;
+        let sent =
+            message(&topic, 0).with_property(property::TIMER_DELIVER_MS, deliver_at.to_string());
+        let result = producer.send(sent.clone()).await.expect("delayed send");
+        // The offset answered is the timer topic's: read the topic's queue from its start.
+        let got = find(&pull, &topic, 0, &result.msg_id).await;
+        assert_same(&sent, &result, &got);
+        assert_eq!(
+            got.message.property(property::TIMER_DELIVER_MS),
+            Some(deliver_at.to_string().as_str())
+        );
+        assert!(
+            got.store_timestamp >= deliver_at - 1_000,
+            "stored at {} for delivery at {deliver_at}",
+            got.store_timestamp
+        );
+        producer.shutdown().await;
+        pull.shutdown().await.expect("pull shutdown");
+    })
+    .await;
+}
