@@ -36,7 +36,7 @@ pkgs = {p["id"]: p for p in m["packages"]}
 by_name = {p["name"]: p for p in m["packages"]}
 problems = []
 def ver(s):
-    return tuple(int(x) for x in re.findall(r"\d+", s or "0")[:3]) + (0, 0, 0)
+    return (tuple(int(x) for x in re.findall(r"\d+", s or "0")) + (0, 0, 0))[:3]
 for pid in sorted(members, key=lambda i: pkgs[i]["name"]):
     p = pkgs[pid]
     name, d = p["name"], os.path.dirname(p["manifest_path"])
@@ -71,7 +71,7 @@ for pid in sorted(members, key=lambda i: pkgs[i]["name"]):
         if q.get("rust_version") and ver(q["rust_version"]) > msrv:
             problems.append(f"{name}: dependency {q['name']} {q['version']} needs Rust {q['rust_version']}, above the declared rust-version {p.get('rust_version')}")
     feats = sorted(f for f in p["features"] if f != "default")
-    print("publish", name, ",".join(feats), "default" in p["features"])
+    print("publish", name, ",".join(feats) or "-", "default" in p["features"])
 if problems:
     print("\n".join("problem " + x for x in problems))
 PY
@@ -89,9 +89,14 @@ if (( ! skip_features )); then
   while read -r kind name feats has_default; do
     [[ "$kind" == publish ]] || continue
     run=(cargo check --quiet --locked -p "$name")
-    echo "features of $name: none${feats:+, each of $feats}${has_default/False/}" | sed 's/True$/, default/' >&2
+    if [[ "$feats" == - ]]; then
+      echo "check $name alone (no features)" >&2
+      "${run[@]}"
+      continue
+    fi
+    echo "check $name alone: no default features, each of $feats${has_default/False/}" | sed 's/True$/, the defaults/' >&2
     "${run[@]}" --no-default-features
-    if [[ -n "$feats" ]]; then
+    if true; then
       IFS=, read -ra list <<<"$feats"
       for f in "${list[@]}"; do "${run[@]}" --no-default-features --features "$f"; done
     fi
