@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# cargo semver-checks for the publishable crates whose files changed since BASELINE (a git
-# revision: the merge base with main in CI, the crate's last release tag `<crate>-v<version>`
-# before a release). Crates that did not exist at BASELINE are skipped.
-# Usage: scripts/semver-check.sh BASELINE
+# cargo semver-checks for the publishable library crates whose files changed since their baseline:
+# the git revision BASELINE when given (e.g. the merge base with main on a branch), else each
+# crate's last release tag `<crate>-v<version>` (release-plz makes them). A crate without a
+# release tag, or that did not exist at BASELINE, has nothing to compare and is skipped.
+# Usage: scripts/semver-check.sh [BASELINE]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-base=${1:?usage: scripts/semver-check.sh BASELINE (a git revision)}
+given=${1:-}
 cargo semver-checks --version >/dev/null 2>&1 \
   || { echo "semver-check: cargo-semver-checks missing: cargo install cargo-semver-checks --locked" >&2; exit 1; }
 
@@ -17,6 +18,14 @@ for p in m["packages"]:
     if p["id"] in m["workspace_members"] and p.get("publish") != [] and any(t["kind"] == ["lib"] or "lib" in t["kind"] for t in p["targets"]):
         print(p["name"], os.path.relpath(os.path.dirname(p["manifest_path"]), root))
 ' | while read -r name dir; do
+  base=$given
+  if [[ -z "$base" ]]; then
+    base=$(git tag --list "$name-v*" --sort=-v:refname | head -n 1)
+    if [[ -z "$base" ]]; then
+      echo "semver-check: $name has no release tag ($name-v*), nothing to compare" >&2
+      continue
+    fi
+  fi
   if ! git cat-file -e "$base:$dir/Cargo.toml" 2>/dev/null; then
     echo "semver-check: $name is new since $base, nothing to compare" >&2
     continue
