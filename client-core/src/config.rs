@@ -2,7 +2,9 @@
 //! `ClientConfig`), with a validating [`ClientConfigBuilder`].
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+#[cfg(feature = "local-ip")]
+use std::net::IpAddr;
+use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -488,6 +490,7 @@ fn split_addrs(addrs: &str) -> Vec<String> {
 }
 
 /// The first non-loopback local IPv4 address, else `127.0.0.1`.
+#[cfg(feature = "local-ip")]
 fn default_client_ip() -> String {
     let from_interfaces = local_ip_address::list_afinet_netifas()
         .ok()
@@ -498,6 +501,12 @@ fn default_client_ip() -> String {
             })
         });
     from_interfaces.unwrap_or(Ipv4Addr::LOCALHOST).to_string()
+}
+
+/// `127.0.0.1`: built without the `local-ip` feature, the host's interfaces are not looked up.
+#[cfg(not(feature = "local-ip"))]
+fn default_client_ip() -> String {
+    Ipv4Addr::LOCALHOST.to_string()
 }
 
 /// Checks a built config.

@@ -148,6 +148,14 @@ impl ProducerConfig {
                 self.compression_type.name()
             )));
         }
+        if !self.compression_type.is_available() {
+            return Err(Error::Config(format!(
+                "compression type {name} is not in this build: enable the `{feature}` feature \
+                 of rmq (or rmq-protocol), or use zlib",
+                name = self.compression_type.name(),
+                feature = self.compression_type.name().to_ascii_lowercase(),
+            )));
+        }
         Ok(())
     }
 }

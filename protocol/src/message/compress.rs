@@ -101,13 +101,17 @@ impl CompressionType {
                 enc.write_all(body).map_err(|e| fail(&e))?;
                 enc.finish().map_err(|e| fail(&e))?
             }
+            #[cfg(feature = "lz4")]
             CompressionType::Lz4 => {
                 let mut enc =
                     lz4_flex::frame::FrameEncoder::new(Vec::with_capacity(body.len() / 2 + 32));
                 enc.write_all(body).map_err(|e| fail(&e))?;
                 enc.finish().map_err(|e| fail(&e))?
             }
+            #[cfg(feature = "zstd")]
             CompressionType::Zstd => zstd::stream::encode_all(body, level).map_err(|e| fail(&e))?,
+            #[cfg(not(all(feature = "lz4", feature = "zstd")))]
+            _ => return Err(Error::Encode(self.missing_feature())),
         };
         Ok(Bytes::from(out))
     }
@@ -135,12 +139,14 @@ impl CompressionType {
             CompressionType::Zlib => {
                 read_bounded(flate2::read::ZlibDecoder::new(body), self, max_len, hint)
             }
+            #[cfg(feature = "lz4")]
             CompressionType::Lz4 => read_bounded(
                 lz4_flex::frame::FrameDecoder::new(body),
                 self,
                 max_len,
                 hint,
             ),
+            #[cfg(feature = "zstd")]
             CompressionType::Zstd => {
                 let dec = zstd::stream::read::Decoder::with_buffer(body).map_err(|source| {
                     Error::Decompress {
@@ -150,7 +156,36 @@ impl CompressionType {
                 })?;
                 read_bounded(dec, self, max_len, hint)
             }
+            #[cfg(not(all(feature = "lz4", feature = "zstd")))]
+            _ => Err(Error::Decompress {
+                codec: self.name(),
+                source: io::Error::new(io::ErrorKind::Unsupported, self.missing_feature()),
+            }),
         }
+    }
+
+    /// Whether this build can compress and decompress the codec: zlib always,
+    /// LZ4 and zstd with the crate features `lz4` and `zstd`.
+    pub const fn is_available(self) -> bool {
+        match self {
+            CompressionType::Zlib => true,
+            CompressionType::Lz4 => cfg!(feature = "lz4"),
+            CompressionType::Zstd => cfg!(feature = "zstd"),
+        }
+    }
+
+    /// What to enable for a codec this build lacks.
+    #[cfg(not(all(feature = "lz4", feature = "zstd")))]
+    fn missing_feature(self) -> String {
+        let feature = match self {
+            CompressionType::Lz4 => "lz4",
+            _ => "zstd",
+        };
+        format!(
+            "{} bodies need the `{feature}` feature of rmq-protocol (the `rmq` crate's \
+             `{feature}` feature); this build was made without it",
+            self.name()
+        )
     }
 }
 
