@@ -28,6 +28,10 @@ pub const ENV_OUT: &str = "RMQ_CHILD_OUT";
 pub const ENV_MODE: &str = "RMQ_CHILD_MODE";
 /// Tag of the messages the listener fails while their reconsume times is 0 (optional).
 pub const ENV_FAIL_TAG: &str = "RMQ_CHILD_FAIL_TAG";
+/// Tag of the messages the listener always fails, so that they end in the group's DLQ (optional).
+pub const ENV_DEAD_TAG: &str = "RMQ_CHILD_DEAD_TAG";
+/// Max reconsume times of the consumer (optional; default the consumer's, 16).
+pub const ENV_MAX_RECONSUME: &str = "RMQ_CHILD_MAX_RECONSUME";
 /// Milliseconds the listener waits per call before answering (optional, default 0).
 pub const ENV_DELAY_MS: &str = "RMQ_CHILD_DELAY_MS";
 /// Instance name of the child's client (optional; default `child-<pid>`).

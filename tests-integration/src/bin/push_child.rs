@@ -17,7 +17,7 @@ use rmq_consumer_push::{
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    ChildMode, ChildRecord, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE, ENV_MODE,
+    ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_MAX_RECONSUME, ENV_GROUP, ENV_INSTANCE, ENV_MODE,
     ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::ConsumerSpec;
@@ -29,6 +29,7 @@ struct ChildListener {
     out: Mutex<File>,
     topic: String,
     fail_tag: Option<String>,
+    dead_tag: Option<String>,
     delay: Duration,
 }
 
@@ -61,7 +62,12 @@ impl MessageListener for ChildListener {
         let fail = self.fail_tag.as_deref().is_some_and(|tag| {
             ctx.queue().topic == self.topic && msgs.iter().any(|m| m.tags() == Some(tag))
         });
-        if fail {
+        // Dead-tagged messages fail on every delivery (they end in the DLQ).
+        let dead = self
+            .dead_tag
+            .as_deref()
+            .is_some_and(|tag| msgs.iter().any(|m| m.tags() == Some(tag)));
+        if fail || dead {
             ConsumeResult::ReconsumeLater
         } else {
             ConsumeResult::Success
@@ -83,6 +89,14 @@ async fn run() -> Result<(), String> {
         Err(_) => ChildMode::Record,
     };
     let fail_tag = std::env::var(ENV_FAIL_TAG).ok().filter(|t| !t.is_empty());
+    let dead_tag = std::env::var(ENV_DEAD_TAG).ok().filter(|t| !t.is_empty());
+    let max_reconsume = match std::env::var(ENV_MAX_RECONSUME) {
+        Ok(n) => Some(
+            n.parse::<i32>()
+                .map_err(|e| format!("{ENV_MAX_RECONSUME}={n}: {e}"))?,
+        ),
+        Err(_) => None,
+    };
     let delay = match std::env::var(ENV_DELAY_MS) {
         Ok(ms) => Duration::from_millis(
             ms.parse()
@@ -121,11 +135,16 @@ async fn run() -> Result<(), String> {
         out: Mutex::new(out.try_clone().map_err(|e| e.to_string())?),
         topic: topic.clone(),
         fail_tag,
+        dead_tag,
         delay,
     };
-    let consumer: PushConsumer = ConsumerSpec::new(&namesrv, &group, &topic)
+    let mut spec = ConsumerSpec::new(&namesrv, &group, &topic)
         .instance(instance)
-        .local_retry_delay(LOCAL_RETRY)
+        .local_retry_delay(LOCAL_RETRY);
+    if let Some(n) = max_reconsume {
+        spec = spec.max_reconsume_times(n);
+    }
+    let consumer: PushConsumer = spec
         .builder()
         .start(listener)
         .await
