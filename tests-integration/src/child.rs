@@ -46,6 +46,9 @@ pub enum ChildMode {
     /// answers SYSTEM_ERROR to every CONSUMER_SEND_MSG_BACK: failed messages cannot be handed
     /// back and stay in the process queue.
     FailSendBack,
+    /// Orderly consumption (queue locks, one call per queue at a time); records every delivery,
+    /// never fails.
+    Orderly,
 }
 
 impl ChildMode {
@@ -54,6 +57,7 @@ impl ChildMode {
         match self {
             ChildMode::Record => "record",
             ChildMode::FailSendBack => "fail-send-back",
+            ChildMode::Orderly => "orderly",
         }
     }
 
@@ -62,6 +66,7 @@ impl ChildMode {
         match s {
             "record" => Some(ChildMode::Record),
             "fail-send-back" => Some(ChildMode::FailSendBack),
+            "orderly" => Some(ChildMode::Orderly),
             _ => None,
         }
     }

@@ -3,7 +3,7 @@
 //! restarts hit the chaos instance only).
 //!
 //! ```text
-//! chaos [--quick] [--scenario clustering|restart|producer]... [--messages N] [--seed N] [--out DIR]
+//! chaos [--quick] [--scenario clustering|orderly|restart|producer]... [--messages N] [--seed N] [--out DIR]
 //! ```
 //!
 //! Prints one summary line per scenario, writes every figure as JSON into `DIR` (one file per
@@ -23,8 +23,8 @@ use rmq_producer::{Message, Producer};
 use rmq_protocol::RequestCode;
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    Child, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_MAX_RECONSUME,
-    ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
+    Child, ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_MAX_RECONSUME,
+    ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder};
@@ -77,7 +77,7 @@ fn parse_args() -> Result<Opts, String> {
             }
             "--out" => opts.out = PathBuf::from(value("--out")?),
             "-h" | "--help" => {
-                return Err("usage: chaos [--quick] [--scenario clustering|restart|producer]... \
+                return Err("usage: chaos [--quick] [--scenario clustering|orderly|restart|producer]... \
                             [--messages N] [--seed N] [--out DIR]"
                     .to_owned());
             }
@@ -85,7 +85,12 @@ fn parse_args() -> Result<Opts, String> {
         }
     }
     if opts.scenarios.is_empty() {
-        opts.scenarios = vec!["clustering".into(), "restart".into(), "producer".into()];
+        opts.scenarios = vec![
+            "clustering".into(),
+            "orderly".into(),
+            "restart".into(),
+            "producer".into(),
+        ];
     }
     Ok(opts)
 }
@@ -120,6 +125,11 @@ struct Outcome {
 }
 
 fn main() -> ExitCode {
+    // Broker reads during a broker outage panic inside spawned tasks (the `Env` helpers panic on
+    // errors) and are retried: one line each, no backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("chaos: call failed (retried): {info}");
+    }));
     let opts = match parse_args() {
         Ok(o) => o,
         Err(e) => {
@@ -158,6 +168,7 @@ async fn run(opts: Opts) -> ExitCode {
             "clustering" => clustering(&env, &opts, &mut rng).await,
             "restart" => restart(&env, &opts).await,
             "producer" => producer_failover(&env, &opts, &mut rng).await,
+            "orderly" => orderly(&env, &opts, &mut rng).await,
             other => {
                 eprintln!("chaos: unknown scenario {other}");
                 return ExitCode::from(64);
@@ -309,8 +320,20 @@ fn kind_of(seq: usize, n: usize, dead: usize) -> Kind {
 }
 
 fn spawn_child(namesrv: &str, group: &str, topic: &str, out: &Path, delay_ms: u64) -> Child {
+    spawn_child_mode(namesrv, group, topic, out, delay_ms, ChildMode::Record)
+}
+
+fn spawn_child_mode(
+    namesrv: &str,
+    group: &str,
+    topic: &str,
+    out: &Path,
+    delay_ms: u64,
+    mode: ChildMode,
+) -> Child {
     let bin = push_child_bin();
     let process = Command::new(&bin)
+        .env(ENV_MODE, mode.as_str())
         .env(ENV_NAMESRV, namesrv)
         .env(ENV_GROUP, group)
         .env(ENV_TOPIC, topic)
@@ -1041,6 +1064,224 @@ async fn producer_failover(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcom
             "acknowledged_missing": missing.len(),
             "kill_at_seconds": kill_at.as_secs_f64(),
             "send_seconds": sent_in.as_secs_f64(),
+        }),
+        violations,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenario 3: orderly consumption under consumer kills and rebalances.
+// ---------------------------------------------------------------------------------------------
+
+async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
+    const KEYS: usize = 200;
+    const PROCESSES: usize = 2;
+    const KILLS: usize = 4;
+    let per_key = if opts.quick { 20 } else { 100 };
+    let n = KEYS * per_key;
+    let span = Duration::from_secs(if opts.quick { 40 } else { 120 });
+    // A killed consumer's queue locks expire on the broker after 60 s.
+    let drain_limit = Duration::from_secs(if opts.quick { 150 } else { 240 });
+    let mut violations = Vec::new();
+    let topic = env.topic("chaos_or", QUEUES).await;
+    let group = rmq_testkit::unique_name("chaos_or_cg");
+    let dir = std::env::temp_dir().join(rmq_testkit::unique_name("chaos_or"));
+    let _ = fs::create_dir_all(&dir);
+    let start = Instant::now();
+    let mut incs: Vec<Incarnation> = Vec::new();
+    let mut slots = Vec::new();
+    let spawn = |slot: usize, generation: usize| {
+        spawn_child_mode(
+            env.namesrv(),
+            &group,
+            &topic,
+            &dir.join(format!("o{slot}-{generation}.txt")),
+            1,
+            ChildMode::Orderly,
+        )
+    };
+    for s in 0..PROCESSES {
+        incs.push(Incarnation {
+            child: spawn(s, s),
+            killed: false,
+            killed_at: None,
+            in_flight: HashSet::new(),
+            sizes: Vec::new(),
+        });
+        slots.push(s);
+    }
+    // One sender per queue, its keys' messages in order (key k → queue k % 8, per-key sequence j).
+    let producer = env.producer().await;
+    let mut senders = Vec::new();
+    for q in 0..QUEUES {
+        let (producer, topic, env) = (producer.clone(), topic.clone(), env.clone());
+        senders.push(tokio::spawn(async move {
+            let mut ids: HashMap<String, (usize, usize)> = HashMap::new();
+            let mq = env.mq(&topic, q);
+            let keys: Vec<usize> = (0..KEYS)
+                .filter(|k| usize::try_from(q).is_ok_and(|q| k % 8 == q))
+                .collect();
+            let total = keys.len() * per_key;
+            let t0 = Instant::now();
+            let mut i = 0;
+            for j in 0..per_key {
+                for &k in &keys {
+                    let due = span.mul_f64(i as f64 / total as f64);
+                    if let Some(w) = due.checked_sub(t0.elapsed()) {
+                        tokio::time::sleep(w).await;
+                    }
+                    i += 1;
+                    loop {
+                        let msg = Message::new(&topic, format!("{k} {j}")).with_keys([k.to_string()]);
+                        match producer.send_to_queue(msg, &mq).await {
+                            Ok(r) => {
+                                ids.insert(r.msg_id, (k, j));
+                                break;
+                            }
+                            Err(_) => tokio::time::sleep(Duration::from_millis(300)).await,
+                        }
+                    }
+                }
+            }
+            ids
+        }));
+    }
+    let mut kill_times: Vec<Duration> = (0..KILLS)
+        .map(|_| Duration::from_millis(rng.range(span.as_millis() as u64 / 8, span.as_millis() as u64 * 7 / 8)))
+        .collect();
+    kill_times.sort();
+    let mut kills = std::collections::VecDeque::from(kill_times);
+    let mut restarts: Vec<(Duration, usize)> = Vec::new();
+    let mut by_id: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut ticker = tokio::time::interval(Duration::from_millis(200));
+    let mut drain_start: Option<Instant> = None;
+    let mut rebalances = 0usize;
+    loop {
+        ticker.tick().await;
+        let now = start.elapsed();
+        for inc in incs.iter_mut() {
+            let len = fs::metadata(inc.child.out()).map_or(0, |m| m.len());
+            inc.sizes.push((now, len));
+        }
+        while let Some(pos) = restarts.iter().position(|(due, _)| *due <= now) {
+            let (_, slot) = restarts.remove(pos);
+            let g = incs.len();
+            incs.push(Incarnation {
+                child: spawn(slot, g),
+                killed: false,
+                killed_at: None,
+                in_flight: HashSet::new(),
+                sizes: Vec::new(),
+            });
+            slots[slot] = g;
+            rebalances += 1;
+        }
+        if kills.front().is_some_and(|t| *t <= now) {
+            kills.pop_front();
+            let slot = usize::try_from(rng.range(0, PROCESSES as u64)).unwrap_or(0);
+            if !restarts.iter().any(|(_, s)| *s == slot) {
+                let idx = slots[slot];
+                incs[idx].child.kill();
+                incs[idx].killed = true;
+                incs[idx].killed_at = Some(now);
+                rebalances += 1;
+                restarts.push((now + Duration::from_millis(rng.range(500, 3000)), slot));
+            }
+        }
+        if drain_start.is_none() && senders.iter().all(|s| s.is_finished()) && kills.is_empty() && restarts.is_empty() {
+            for s in senders.drain(..) {
+                match s.await {
+                    Ok(ids) => by_id.extend(ids),
+                    Err(e) => violations.push(format!("a sender failed: {e}")),
+                }
+            }
+            drain_start = Some(Instant::now());
+        }
+        if let Some(d) = drain_start {
+            let seen: HashSet<String> = read_all(&incs)
+                .into_iter()
+                .flatten()
+                .map(|(_, r)| r.msg_id)
+                .collect();
+            if by_id.keys().all(|id| seen.contains(id)) || d.elapsed() > drain_limit {
+                break;
+            }
+        }
+    }
+    producer.shutdown().await;
+    for inc in incs.iter_mut() {
+        inc.child.kill();
+    }
+    // Per key, in time order (then process, then line): each message delivered for the first
+    // time must be the next of its key; repeats (after a kill) are counted, not violations.
+    let all = read_all(&incs);
+    let mut events: Vec<(Duration, usize, usize, usize, usize)> = Vec::new(); // t, inc, line, key, j
+    let mut deliveries = 0usize;
+    for (i, recs) in all.iter().enumerate() {
+        for (line, (t, r)) in recs.iter().enumerate() {
+            deliveries += 1;
+            if let Some(&(k, j)) = by_id.get(&r.msg_id) {
+                events.push((*t, i, line, k, j));
+            }
+        }
+    }
+    events.sort();
+    let mut next = vec![0usize; KEYS];
+    let mut order_violations = 0usize;
+    let mut repeats = 0usize;
+    let mut examples = Vec::new();
+    for &(t, i, _, k, j) in &events {
+        if j < next[k] {
+            repeats += 1;
+        } else if j == next[k] {
+            next[k] += 1;
+        } else {
+            order_violations += 1;
+            if examples.len() < 3 {
+                examples.push(format!(
+                    "key {k}: {j} first delivered at {:.1} s by process {i} before {}",
+                    t.as_secs_f64(),
+                    next[k]
+                ));
+            }
+            next[k] = j + 1;
+        }
+    }
+    let seen: HashSet<&str> = all.iter().flatten().map(|(_, r)| r.msg_id.as_str()).collect();
+    let lost = by_id.keys().filter(|id| !seen.contains(id.as_str())).count();
+    if order_violations > 0 {
+        violations.push(format!(
+            "{order_violations} per-key order violations, e.g. {}",
+            examples.join("; ")
+        ));
+    }
+    if lost > 0 {
+        violations.push(format!("lost {lost}"));
+    }
+    if by_id.len() != n {
+        violations.push(format!("{} of {n} sends acknowledged", by_id.len()));
+    }
+    let _ = fs::remove_dir_all(&dir);
+    Outcome {
+        name: "orderly",
+        summary: format!(
+            "sent {} keys {KEYS} order-violations {order_violations} lost {lost} repeats {repeats} \
+             kills {} rebalances {rebalances} deliveries {deliveries}",
+            by_id.len(),
+            incs.iter().filter(|i| i.killed_at.is_some()).count()
+        ),
+        figures: json!({
+            "messages": n,
+            "acknowledged": by_id.len(),
+            "keys": KEYS,
+            "processes": PROCESSES,
+            "kills": incs.iter().filter(|i| i.killed_at.is_some()).count(),
+            "rebalances": rebalances,
+            "order_violations": order_violations,
+            "lost": lost,
+            "repeated_deliveries": repeats,
+            "deliveries": deliveries,
+            "drain_seconds": drain_start.map_or(0.0, |d| d.elapsed().as_secs_f64()),
         }),
         violations,
     }

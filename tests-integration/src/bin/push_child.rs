@@ -12,7 +12,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rmq_consumer_push::{
-    ConsumeContext, ConsumeResult, MessageExt, MessageListener, PushConsumer, async_trait,
+    ConsumeContext, ConsumeResult, MessageExt, MessageListener, OrderlyContext, OrderlyListener,
+    OrderlyResult, PushConsumer, async_trait,
 };
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule};
@@ -75,6 +76,39 @@ impl MessageListener for ChildListener {
     }
 }
 
+impl ChildListener {
+    fn record(&self, msgs: &[MessageExt], queue: &rmq_protocol::MessageQueue) {
+        let mut text = String::new();
+        for m in msgs {
+            let rec = ChildRecord {
+                msg_id: m.msg_id.clone(),
+                reconsume_times: m.reconsume_times,
+                queue_topic: queue.topic.clone(),
+                queue_id: queue.queue_id,
+                queue_offset: m.queue_offset,
+            };
+            text.push_str(&rec.line());
+            text.push('\n');
+        }
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = out.write_all(text.as_bytes()) {
+            eprintln!("push-child: cannot write the output file: {e}");
+            std::process::exit(3);
+        }
+    }
+}
+
+#[async_trait]
+impl OrderlyListener for ChildListener {
+    async fn consume(&self, msgs: &[MessageExt], ctx: &mut OrderlyContext) -> OrderlyResult {
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+        self.record(msgs, ctx.queue());
+        OrderlyResult::Success
+    }
+}
+
 fn var(name: &str) -> Result<String, String> {
     std::env::var(name).map_err(|_| format!("{name} is not set"))
 }
@@ -110,7 +144,7 @@ async fn run() -> Result<(), String> {
     // In fail-send-back mode every broker call goes through a proxy in this process, which
     // refuses CONSUMER_SEND_MSG_BACK; it dies with the process.
     let proxy = match mode {
-        ChildMode::Record => None,
+        ChildMode::Record | ChildMode::Orderly => None,
         ChildMode::FailSendBack => {
             let proxy = FaultProxy::start(&namesrv)
                 .await
@@ -144,10 +178,13 @@ async fn run() -> Result<(), String> {
     if let Some(n) = max_reconsume {
         spec = spec.max_reconsume_times(n);
     }
-    let consumer: PushConsumer = spec
-        .builder()
-        .start(listener)
-        .await
+    let builder = spec.builder();
+    let started = if mode == ChildMode::Orderly {
+        builder.start_orderly(listener).await
+    } else {
+        builder.start(listener).await
+    };
+    let consumer: PushConsumer = started
         .map_err(|e| format!("the consumer does not start: {e}"))?;
     writeln!(out, "#started {}", consumer.client_id()).map_err(|e| e.to_string())?;
 
