@@ -513,7 +513,10 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
 
     // Membership and broker events, for the duplicate check: deliveries shortly before one may
     // come again (a dropped queue's in-flight messages, offsets not yet committed).
-    let mut disruptions: Vec<Duration> = Vec::new();
+    let mut disruptions: Vec<(Duration, Duration)> = Vec::new();
+    // Since when the restarted broker waits for every consumer to register again (until then
+    // rebalances see a partial group).
+    let mut members_pending: Option<Duration> = None;
     let mut kill_in_flight = 0usize;
     let mut kills_done = 0usize;
     let mut broker_kills_done = 0usize;
@@ -538,7 +541,21 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                         Err(e) => violations.push(e.to_string()),
                     }
                 }
-                disruptions.push(now);
+                members_pending = disruptions.last().map(|d| d.0);
+            }
+        }
+        if let Some(since) = members_pending {
+            let live = CONSUMERS - restarts.len();
+            let (env2, group2) = (env.clone(), group.clone());
+            let ids = tokio::time::timeout(
+                Duration::from_secs(2),
+                tokio::spawn(async move { env2.consumer_ids(&group2).await }),
+            )
+            .await;
+            let registered = matches!(&ids, Ok(Ok(ids)) if ids.len() >= live);
+            if registered || now > since + Duration::from_secs(120) {
+                disruptions.push((since, start.elapsed()));
+                members_pending = None;
             }
         }
         while let Some(pos) = restarts.iter().position(|(due, _)| *due <= now) {
@@ -552,7 +569,7 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                 sizes: Vec::new(),
             });
             slots[slot] = incs.len() - 1;
-            disruptions.push(now);
+            disruptions.push((now, now));
         }
         while schedule.front().is_some_and(|(at, _)| *at <= now) {
             let Some((_, event)) = schedule.pop_front() else {
@@ -573,7 +590,7 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                     incs[idx].killed = true;
                     incs[idx].killed_at = Some(start.elapsed());
                     kills_done += 1;
-                    disruptions.push(start.elapsed());
+                    disruptions.push((start.elapsed(), start.elapsed()));
                     // What the dead incarnation took beyond the committed offsets comes again.
                     let c = committed(env, &group, &topic).await;
                     let recs = incs[idx].child.records();
@@ -597,7 +614,7 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                 }
                 Event::KillBroker => {
                     if broker_task.is_none() {
-                        disruptions.push(now);
+                        disruptions.push((now, now));
                         broker_task = Some(tokio::spawn(async {
                             broker_ctl_async("kill-broker", "broker-a").await?;
                             tokio::time::sleep(Duration::from_secs(2)).await;
@@ -620,6 +637,7 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
         if schedule.is_empty()
             && restarts.is_empty()
             && broker_task.is_none()
+            && members_pending.is_none()
             && producing.is_finished()
         {
             break;
@@ -694,9 +712,9 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
     const DISRUPTION_WINDOW: Duration = Duration::from_secs(10);
     let at_risk = |inc: &Incarnation, t: Duration, r: &ChildRecord| {
         (inc.killed && inc.in_flight.contains(&(r.queue_id, r.queue_offset)))
-            || disruptions
-                .iter()
-                .any(|&e| t <= e + Duration::from_millis(500) && e.saturating_sub(t) <= DISRUPTION_WINDOW)
+            || disruptions.iter().any(|&(from, to)| {
+                t <= to + Duration::from_millis(500) && from.saturating_sub(t) <= DISRUPTION_WINDOW
+            })
     };
     let mut firsts: HashMap<&str, Vec<(Duration, usize, &ChildRecord)>> = HashMap::new();
     let mut deliveries = 0usize;
