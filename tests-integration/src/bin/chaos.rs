@@ -23,8 +23,8 @@ use rmq_producer::{Message, Producer};
 use rmq_protocol::RequestCode;
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    Child, ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_MAX_RECONSUME,
-    ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
+    Child, ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP,
+    ENV_MAX_RECONSUME, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder};
@@ -77,9 +77,11 @@ fn parse_args() -> Result<Opts, String> {
             }
             "--out" => opts.out = PathBuf::from(value("--out")?),
             "-h" | "--help" => {
-                return Err("usage: chaos [--quick] [--scenario clustering|orderly|restart|producer]... \
+                return Err(
+                    "usage: chaos [--quick] [--scenario clustering|orderly|restart|producer]... \
                             [--messages N] [--seed N] [--out DIR]"
-                    .to_owned());
+                        .to_owned(),
+                );
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -111,7 +113,11 @@ impl Rng {
 
     /// Uniform in `lo..hi` (`lo` when empty).
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo { lo } else { lo + self.next() % (hi - lo) }
+        if hi <= lo {
+            lo
+        } else {
+            lo + self.next() % (hi - lo)
+        }
     }
 }
 
@@ -676,7 +682,11 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             if let Some(&seq) = by_id.get(&r.msg_id) {
                 let k = kind_of(seq, n, dead);
                 if (k == Kind::Ok) || (k == Kind::Fail && r.queue_topic == retry_topic) {
-                    done.insert(by_id.get_key_value(&r.msg_id).map_or("", |(k, _)| k.as_str()));
+                    done.insert(
+                        by_id
+                            .get_key_value(&r.msg_id)
+                            .map_or("", |(k, _)| k.as_str()),
+                    );
                 }
             }
         }
@@ -691,7 +701,10 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             .filter(|(id, _)| !done.contains(id.as_str()) && !dead_ids.contains(id.as_str()))
             .map(|(_, &seq)| seq)
             .collect();
-        let dead_missing = dead_ids.iter().filter(|id| !dlq.contains(&(**id).to_owned())).count();
+        let dead_missing = dead_ids
+            .iter()
+            .filter(|id| !dlq.contains(&(**id).to_owned()))
+            .count();
         if (missing.is_empty() && dead_missing == 0) || drain_start.elapsed() > drain_limit {
             break;
         }
@@ -731,7 +744,10 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                 if at_risk(&incs[i], *t, r) {
                     risky += 1;
                 }
-                firsts.entry(r.msg_id.as_str()).or_default().push((*t, i, r));
+                firsts
+                    .entry(r.msg_id.as_str())
+                    .or_default()
+                    .push((*t, i, r));
             }
         }
     }
@@ -896,7 +912,8 @@ async fn restart(env: &Arc<Env>, opts: &Opts) -> Outcome {
             .metrics()
             .num_alive_tasks();
         let sample = (open_fds(), tasks, rss_kib());
-        samples.push(json!({"round": round, "fds": sample.0, "tasks": sample.1, "rss_kib": sample.2}));
+        samples
+            .push(json!({"round": round, "fds": sample.0, "tasks": sample.1, "rss_kib": sample.2}));
         if round + 1 == warmup {
             base = Some(sample);
         }
@@ -1150,7 +1167,8 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                     }
                     i += 1;
                     loop {
-                        let msg = Message::new(&topic, format!("{k} {j}")).with_keys([k.to_string()]);
+                        let msg =
+                            Message::new(&topic, format!("{k} {j}")).with_keys([k.to_string()]);
                         match producer.send_to_queue(msg, &mq).await {
                             Ok(r) => {
                                 ids.insert(r.msg_id, (k, j));
@@ -1165,7 +1183,11 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
         }));
     }
     let mut kill_times: Vec<Duration> = (0..KILLS)
-        .map(|_| Duration::from_millis(rng.range(span.as_millis() as u64 / 8, span.as_millis() as u64 * 7 / 8)))
+        .map(|_| {
+            Duration::from_millis(
+                rng.range(span.as_millis() as u64 / 8, span.as_millis() as u64 * 7 / 8),
+            )
+        })
         .collect();
     kill_times.sort();
     let mut kills = std::collections::VecDeque::from(kill_times);
@@ -1206,7 +1228,11 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                 restarts.push((now + Duration::from_millis(rng.range(500, 3000)), slot));
             }
         }
-        if drain_start.is_none() && senders.iter().all(|s| s.is_finished()) && kills.is_empty() && restarts.is_empty() {
+        if drain_start.is_none()
+            && senders.iter().all(|s| s.is_finished())
+            && kills.is_empty()
+            && restarts.is_empty()
+        {
             for s in senders.drain(..) {
                 match s.await {
                     Ok(ids) => by_id.extend(ids),
@@ -1265,8 +1291,15 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             next[k] = j + 1;
         }
     }
-    let seen: HashSet<&str> = all.iter().flatten().map(|(_, r)| r.msg_id.as_str()).collect();
-    let lost = by_id.keys().filter(|id| !seen.contains(id.as_str())).count();
+    let seen: HashSet<&str> = all
+        .iter()
+        .flatten()
+        .map(|(_, r)| r.msg_id.as_str())
+        .collect();
+    let lost = by_id
+        .keys()
+        .filter(|id| !seen.contains(id.as_str()))
+        .count();
     if order_violations > 0 {
         violations.push(format!(
             "{order_violations} per-key order violations, e.g. {}",

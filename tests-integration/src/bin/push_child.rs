@@ -18,8 +18,8 @@ use rmq_consumer_push::{
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_MAX_RECONSUME, ENV_GROUP, ENV_INSTANCE, ENV_MODE,
-    ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
+    ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE,
+    ENV_MAX_RECONSUME, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::ConsumerSpec;
 
@@ -184,8 +184,8 @@ async fn run() -> Result<(), String> {
     } else {
         builder.start(listener).await
     };
-    let consumer: PushConsumer = started
-        .map_err(|e| format!("the consumer does not start: {e}"))?;
+    let consumer: PushConsumer =
+        started.map_err(|e| format!("the consumer does not start: {e}"))?;
     writeln!(out, "#started {}", consumer.client_id()).map_err(|e| e.to_string())?;
 
     // Until the test process goes away (stdin closes) or kills us.
