@@ -28,6 +28,10 @@ pub const ENV_OUT: &str = "RMQ_CHILD_OUT";
 pub const ENV_MODE: &str = "RMQ_CHILD_MODE";
 /// Tag of the messages the listener fails while their reconsume times is 0 (optional).
 pub const ENV_FAIL_TAG: &str = "RMQ_CHILD_FAIL_TAG";
+/// Tag of the messages the listener always fails, so that they end in the group's DLQ (optional).
+pub const ENV_DEAD_TAG: &str = "RMQ_CHILD_DEAD_TAG";
+/// Max reconsume times of the consumer (optional; default the consumer's, 16).
+pub const ENV_MAX_RECONSUME: &str = "RMQ_CHILD_MAX_RECONSUME";
 /// Milliseconds the listener waits per call before answering (optional, default 0).
 pub const ENV_DELAY_MS: &str = "RMQ_CHILD_DELAY_MS";
 /// Instance name of the child's client (optional; default `child-<pid>`).
@@ -44,6 +48,9 @@ pub enum ChildMode {
     /// answers SYSTEM_ERROR to every CONSUMER_SEND_MSG_BACK: failed messages cannot be handed
     /// back and stay in the process queue.
     FailSendBack,
+    /// Orderly consumption (queue locks, one call per queue at a time); records every delivery,
+    /// never fails.
+    Orderly,
 }
 
 impl ChildMode {
@@ -52,6 +59,7 @@ impl ChildMode {
         match self {
             ChildMode::Record => "record",
             ChildMode::FailSendBack => "fail-send-back",
+            ChildMode::Orderly => "orderly",
         }
     }
 
@@ -60,6 +68,7 @@ impl ChildMode {
         match s {
             "record" => Some(ChildMode::Record),
             "fail-send-back" => Some(ChildMode::FailSendBack),
+            "orderly" => Some(ChildMode::Orderly),
             _ => None,
         }
     }

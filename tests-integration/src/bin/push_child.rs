@@ -12,13 +12,14 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rmq_consumer_push::{
-    ConsumeContext, ConsumeResult, MessageExt, MessageListener, PushConsumer, async_trait,
+    ConsumeContext, ConsumeResult, MessageExt, MessageListener, OrderlyContext, OrderlyListener,
+    OrderlyResult, PushConsumer, async_trait,
 };
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    ChildMode, ChildRecord, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE, ENV_MODE,
-    ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
+    ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE,
+    ENV_MAX_RECONSUME, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::ConsumerSpec;
 
@@ -29,6 +30,7 @@ struct ChildListener {
     out: Mutex<File>,
     topic: String,
     fail_tag: Option<String>,
+    dead_tag: Option<String>,
     delay: Duration,
 }
 
@@ -61,11 +63,49 @@ impl MessageListener for ChildListener {
         let fail = self.fail_tag.as_deref().is_some_and(|tag| {
             ctx.queue().topic == self.topic && msgs.iter().any(|m| m.tags() == Some(tag))
         });
-        if fail {
+        // Dead-tagged messages fail on every delivery (they end in the DLQ).
+        let dead = self
+            .dead_tag
+            .as_deref()
+            .is_some_and(|tag| msgs.iter().any(|m| m.tags() == Some(tag)));
+        if fail || dead {
             ConsumeResult::ReconsumeLater
         } else {
             ConsumeResult::Success
         }
+    }
+}
+
+impl ChildListener {
+    fn record(&self, msgs: &[MessageExt], queue: &rmq_protocol::MessageQueue) {
+        let mut text = String::new();
+        for m in msgs {
+            let rec = ChildRecord {
+                msg_id: m.msg_id.clone(),
+                reconsume_times: m.reconsume_times,
+                queue_topic: queue.topic.clone(),
+                queue_id: queue.queue_id,
+                queue_offset: m.queue_offset,
+            };
+            text.push_str(&rec.line());
+            text.push('\n');
+        }
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = out.write_all(text.as_bytes()) {
+            eprintln!("push-child: cannot write the output file: {e}");
+            std::process::exit(3);
+        }
+    }
+}
+
+#[async_trait]
+impl OrderlyListener for ChildListener {
+    async fn consume(&self, msgs: &[MessageExt], ctx: &mut OrderlyContext) -> OrderlyResult {
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+        self.record(msgs, ctx.queue());
+        OrderlyResult::Success
     }
 }
 
@@ -83,6 +123,14 @@ async fn run() -> Result<(), String> {
         Err(_) => ChildMode::Record,
     };
     let fail_tag = std::env::var(ENV_FAIL_TAG).ok().filter(|t| !t.is_empty());
+    let dead_tag = std::env::var(ENV_DEAD_TAG).ok().filter(|t| !t.is_empty());
+    let max_reconsume = match std::env::var(ENV_MAX_RECONSUME) {
+        Ok(n) => Some(
+            n.parse::<i32>()
+                .map_err(|e| format!("{ENV_MAX_RECONSUME}={n}: {e}"))?,
+        ),
+        Err(_) => None,
+    };
     let delay = match std::env::var(ENV_DELAY_MS) {
         Ok(ms) => Duration::from_millis(
             ms.parse()
@@ -96,7 +144,7 @@ async fn run() -> Result<(), String> {
     // In fail-send-back mode every broker call goes through a proxy in this process, which
     // refuses CONSUMER_SEND_MSG_BACK; it dies with the process.
     let proxy = match mode {
-        ChildMode::Record => None,
+        ChildMode::Record | ChildMode::Orderly => None,
         ChildMode::FailSendBack => {
             let proxy = FaultProxy::start(&namesrv)
                 .await
@@ -121,15 +169,23 @@ async fn run() -> Result<(), String> {
         out: Mutex::new(out.try_clone().map_err(|e| e.to_string())?),
         topic: topic.clone(),
         fail_tag,
+        dead_tag,
         delay,
     };
-    let consumer: PushConsumer = ConsumerSpec::new(&namesrv, &group, &topic)
+    let mut spec = ConsumerSpec::new(&namesrv, &group, &topic)
         .instance(instance)
-        .local_retry_delay(LOCAL_RETRY)
-        .builder()
-        .start(listener)
-        .await
-        .map_err(|e| format!("the consumer does not start: {e}"))?;
+        .local_retry_delay(LOCAL_RETRY);
+    if let Some(n) = max_reconsume {
+        spec = spec.max_reconsume_times(n);
+    }
+    let builder = spec.builder();
+    let started = if mode == ChildMode::Orderly {
+        builder.start_orderly(listener).await
+    } else {
+        builder.start(listener).await
+    };
+    let consumer: PushConsumer =
+        started.map_err(|e| format!("the consumer does not start: {e}"))?;
     writeln!(out, "#started {}", consumer.client_id()).map_err(|e| e.to_string())?;
 
     // Until the test process goes away (stdin closes) or kills us.
