@@ -171,7 +171,7 @@ impl ProducerBuilder {
     /// the caller registers the group, then calls [`running`](Self::running).
     pub(crate) fn join_instance(self) -> Result<(ProducerConfig, ClientInstance)> {
         if self.endpoint.is_some() {
-            return Err(Error::Unsupported(
+            return Err(Error::TransportUnsupported(
                 "transactional producers through the proxy (endpoint) are not implemented yet; \
                  use namesrv_addr"
                     .into(),

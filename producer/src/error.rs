@@ -108,8 +108,8 @@ pub enum Error {
 
     /// What the producer's transport cannot do (e.g. transactions or
     /// oneway sends through the proxy); the text says what to use instead.
-    #[error("not supported: {0}")]
-    Unsupported(String),
+    #[error("not supported through this transport: {0}")]
+    TransportUnsupported(String),
 }
 
 /// Why a message or batch was rejected before sending.
@@ -299,9 +299,13 @@ impl Error {
     }
 
     /// Whether the broker does not support what the message asks for
-    /// ([`Error::Unsupported`]).
+    /// ([`Error::Unsupported`]), or the transport does not
+    /// ([`Error::TransportUnsupported`]).
     pub fn is_unsupported(&self) -> bool {
-        matches!(self.inner(), Error::Unsupported { .. })
+        matches!(
+            self.inner(),
+            Error::Unsupported { .. } | Error::TransportUnsupported(_)
+        )
     }
 
     /// The broker's response code, when a broker refused the send.

@@ -410,7 +410,7 @@ impl Producer {
 
 /// A send aimed at a queue, through the proxy (which picks queues itself).
 fn unaimed() -> Error {
-    Error::Unsupported(
+    Error::TransportUnsupported(
         "the RocketMQ proxy picks the queue itself: a send through an endpoint cannot be aimed at a \
          queue; for ordering give the messages a message group (the __SHARDINGKEY property)"
             .into(),

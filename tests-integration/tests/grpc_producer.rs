@@ -190,7 +190,7 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
             .await
             .unwrap_err();
         assert!(
-            matches!(e.inner(), rmq_producer::Error::Unsupported(_)),
+            matches!(e.inner(), rmq_producer::Error::TransportUnsupported(_)),
             "{e:?}"
         );
 
