@@ -279,9 +279,9 @@ mod tests {
         let mut events = h.events();
         h.name_server(None);
         let q = MessageQueue::new("T", "b", 1);
-        h.assigned("T", &[q.clone()]);
+        h.assigned("T", std::slice::from_ref(&q));
         h.assigned("T", &[]);
-        h.revoked("T", &[q.clone()]);
+        h.revoked("T", std::slice::from_ref(&q));
         assert_eq!(h.state(), ConsumerState::Running);
         let got: Vec<ConsumerEvent> = events.by_ref().take(4).collect().await;
         assert_eq!(
