@@ -48,7 +48,9 @@ pub use lite::{
 };
 pub use pull::{PullConsumer, PullConsumerBuilder, PullConsumerConfig, PullResult};
 pub use rmq_client_core::{ClientConfig, DEFAULT_CONSUMER_GROUP, PullStatus};
-pub use rmq_consumer_base::{ConsumeFrom, Expression, GroupOptions, Subscription};
+pub use rmq_consumer_base::{
+    ConsumeFrom, Expression, GroupOptions, MaxReconsume, Retry, Subscription,
+};
 pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};

@@ -102,7 +102,7 @@ pub use orderly::listener::{
     OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
 };
 pub use rmq_client_core::ClientConfig;
-pub use rmq_consumer_base::{Expression, GroupOptions};
+pub use rmq_consumer_base::{Expression, GroupOptions, MaxReconsume, Retry};
 pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
