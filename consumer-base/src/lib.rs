@@ -41,6 +41,7 @@ mod options;
 mod pull_request;
 mod pulled;
 mod registration;
+mod retry;
 mod subscription;
 
 pub use core::{ConsumerCore, DropGuard, Guarded, queue_span};
@@ -51,6 +52,7 @@ pub use options::GroupOptions;
 pub use pull_request::{PullSpec, SubscriptionSource, pull_header};
 pub use pulled::{filter_pulled, restore_retry_topic};
 pub use registration::{Registered, Registration};
+pub use retry::{MaxReconsume, Retry};
 pub use rmq_offset_store::ConsumeFrom;
 pub use subscription::{Expression, Subscription};
 

@@ -50,8 +50,8 @@ pub use lite::{
 pub use pull::{PullConsumer, PullConsumerBuilder, PullConsumerConfig, PullResult};
 pub use rmq_client_core::{ClientConfig, DEFAULT_CONSUMER_GROUP, PullStatus};
 pub use rmq_consumer_base::{
-    ConsumeFrom, ConsumerEvent, ConsumerState, Expression, GroupOptions, RebalanceListener,
-    Subscription,
+    ConsumeFrom, ConsumerEvent, ConsumerState, Expression, GroupOptions, MaxReconsume,
+    RebalanceListener, Retry, Subscription,
 };
 pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};

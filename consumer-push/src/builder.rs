@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmq_client_core::ClientConfigSource;
+use rmq_consumer_base::MaxReconsume;
 
 use crate::concurrent::listener::MessageListener;
 use crate::config::PushConsumerConfig;
@@ -105,6 +106,13 @@ impl PushConsumerBuilder {
     pub fn max_reconsume_times(mut self, times: i32) -> Self {
         self.config.max_reconsume_times = times;
         self
+    }
+
+    /// [`max_reconsume_times`](Self::max_reconsume_times) as an enum:
+    /// `MaxReconsume::Default` (−1), `MaxReconsume::Unlimited`,
+    /// `MaxReconsume::Times(n)`. Default: `MaxReconsume::Default`.
+    pub fn max_reconsume(self, max: MaxReconsume) -> Self {
+        self.max_reconsume_times(max.to_java())
     }
 
     /// A listener call running longer than this is dropped (at its next

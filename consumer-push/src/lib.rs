@@ -104,7 +104,7 @@ pub use orderly::listener::{
 };
 pub use rmq_client_core::ClientConfig;
 pub use rmq_consumer_base::{
-    ConsumerEvent, ConsumerState, Expression, GroupOptions, RebalanceListener,
+    ConsumerEvent, ConsumerState, Expression, GroupOptions, MaxReconsume, RebalanceListener, Retry,
 };
 pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};

@@ -81,20 +81,16 @@ pub enum Error {
     /// message asks for (a delivery time on a broker older than 5.0, which
     /// would store it as an ordinary message and deliver it at once).
     #[error(
-        "broker {broker} ({addr}, version {version}) does not support {feature}; \
-         it needs RocketMQ {needs} or newer"
+        "broker {broker} (version {version}) does not support {feature}; it needs RocketMQ 5.0 \
+         or newer (send it without a delivery time, or to a 5.x cluster)"
     )]
     Unsupported {
-        /// What the message asks for, e.g. `"delivery-time (timer) messages"`.
+        /// What the message asks for: `"delivery-time (timer) messages"`.
         feature: &'static str,
         /// The broker name.
         broker: String,
-        /// The broker address.
-        addr: String,
-        /// The broker's version, as it reports it (e.g. `V4_9_7`).
-        version: String,
-        /// The oldest broker version that supports it.
-        needs: &'static str,
+        /// The broker's version, as its answers report it (`V4_9_7`).
+        version: rmq_client_core::BrokerVersion,
     },
 
     /// The producer has been shut down.

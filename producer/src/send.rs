@@ -99,9 +99,7 @@ impl Sender {
                 return Err(Error::Unsupported {
                     feature: "delivery-time (timer) messages",
                     broker: queue.broker_name.clone(),
-                    addr,
-                    version: version.to_string(),
-                    needs: "5.0",
+                    version,
                 });
             }
         }

@@ -260,6 +260,7 @@ pub use rmq_consumer_push::PushConsumer;
 ///     .consume_from(ConsumeFrom::FirstOffset)
 ///     .allocate_strategy(rmq::AllocateAveragelyByCircle)
 ///     .consume_concurrency(32)
+///     .max_reconsume(MaxReconsume::Times(5)) // then %DLQ%<group>; or MaxReconsume::Unlimited
 ///     .consume_timeout(Duration::from_secs(15 * 60))
 ///     .start(listener_fn(|_msgs, _ctx| Box::pin(async { ConsumeResult::Success })))
 ///     .await?;
@@ -276,7 +277,8 @@ pub use rmq_consumer_push::PushConsumerBuilder;
 ///
 /// let listener = listener_fn(|msgs, ctx| Box::pin(async move {
 ///     if msgs.iter().any(|m| m.message.body.is_empty()) {
-///         ctx.set_delay_level(3); // back through %RETRY%<group> after level 3
+///         ctx.set_retry(Retry::Level(3)); // back through %RETRY%<group> after level 3
+///         // Retry::Dlq: straight to %DLQ%<group>; Retry::Broker: the broker's schedule
 ///         return ConsumeResult::ReconsumeLater;
 ///     }
 ///     ConsumeResult::Success
@@ -459,7 +461,7 @@ pub use rmq_consumer_base::Expression;
     docsrs,
     doc(cfg(any(feature = "consumer-push", feature = "consumer-pull")))
 )]
-pub use rmq_consumer_base::{ConsumeFrom, GroupOptions, Subscription};
+pub use rmq_consumer_base::{ConsumeFrom, GroupOptions, MaxReconsume, Retry, Subscription};
 /// Consumer offset stores: the built-in ones and the trait for one's own.
 #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
 #[cfg_attr(
@@ -545,7 +547,7 @@ pub mod prelude {
         OrderlyResult, PushConsumer, async_trait, listener_fn, orderly_listener_fn,
     };
     #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
-    pub use crate::{ConsumeFrom, Expression, MessageModel};
+    pub use crate::{ConsumeFrom, Expression, MaxReconsume, MessageModel, Retry};
     #[cfg(feature = "consumer-pull")]
     pub use crate::{LitePullConsumer, PullConsumer, PullStatus};
     #[cfg(feature = "producer")]

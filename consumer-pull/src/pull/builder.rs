@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use rmq_client_core::ClientConfigSource;
+use rmq_consumer_base::MaxReconsume;
 
 use crate::error::Result;
 use crate::pull::config::PullConsumerConfig;
@@ -59,6 +60,15 @@ impl PullConsumerBuilder {
     pub fn max_reconsume_times(mut self, times: i32) -> Self {
         self.config.max_reconsume_times = times;
         self
+    }
+
+    /// [`max_reconsume_times`](Self::max_reconsume_times) as an enum
+    /// (`MaxReconsume::Default` is Java's 16 here).
+    pub fn max_reconsume(self, max: MaxReconsume) -> Self {
+        self.max_reconsume_times(match max {
+            MaxReconsume::Default => 16,
+            other => other.to_java(),
+        })
     }
 
     /// Starts the consumer: validates the settings, starts (or shares) the

@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use rmq_consumer_base::Retry;
 use rmq_protocol::{MessageExt, MessageQueue};
 
 /// What a listener call decided (Java `ConsumeConcurrentlyStatus`).
@@ -58,6 +59,19 @@ impl ConsumeContext {
     /// Sets [`delay_level_when_next_consume`](Self::delay_level_when_next_consume).
     pub fn set_delay_level(&mut self, level: i32) {
         self.delay_level_when_next_consume = level;
+    }
+
+    /// How the failed messages of this call come back:
+    /// [`delay_level_when_next_consume`](Self::delay_level_when_next_consume)
+    /// as a [`Retry`].
+    pub fn retry(&self) -> Retry {
+        Retry::from_delay_level(self.delay_level_when_next_consume)
+    }
+
+    /// Sets how the failed messages of this call come back:
+    /// `Retry::Broker` (the default), `Retry::Level(n)` or `Retry::Dlq`.
+    pub fn set_retry(&mut self, retry: Retry) {
+        self.delay_level_when_next_consume = retry.delay_level();
     }
 
     /// Index of the last consumed message when the call returns
