@@ -9,6 +9,11 @@
 //!   slow reader slows pulling instead of growing memory.
 //!   [`seek`](LitePullConsumer::seek), [`pause`](LitePullConsumer::pause),
 //!   [`commit`](LitePullConsumer::commit) (or auto-commit every 5 s).
+//! * [`SimpleConsumer`] — pop consumption (RocketMQ 5.x):
+//!   [`receive`](SimpleConsumer::receive) messages hidden from the rest of
+//!   the group for an invisible time, then [`ack`](SimpleConsumer::ack)
+//!   them or [`change_invisible_duration`](SimpleConsumer::change_invisible_duration);
+//!   any number of members per group, no rebalance.
 //! * [`PullConsumer`] — explicit pulls of a queue from an offset, offsets
 //!   kept by the broker (clustering) or a local file (broadcasting).
 //!
