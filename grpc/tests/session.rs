@@ -57,7 +57,7 @@ async fn route_heartbeat_and_send() {
         let config = GrpcConfig::new(&endpoint()).unwrap();
         let session = Session::start(
             config,
-            ClientSettings::producer(&[topic.clone()], 4 << 20),
+            ClientSettings::producer(std::slice::from_ref(&topic), 4 << 20),
             None,
         )
         .await

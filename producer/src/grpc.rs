@@ -36,12 +36,15 @@ use crate::validate::check_message;
 /// How long a topic's queues from `QueryRoute` are used before asking again.
 const ROUTE_TTL: Duration = Duration::from_secs(30);
 
+/// A topic's writable queues and when they were fetched.
+type CachedRoute = (Instant, Arc<Vec<proto::MessageQueue>>);
+
 /// Everything a gRPC send needs; shared by all handles of one producer.
 #[derive(Debug)]
 pub(crate) struct GrpcSender {
     pub(crate) config: ProducerConfig,
     pub(crate) session: Session,
-    routes: RwLock<HashMap<String, (Instant, Arc<Vec<proto::MessageQueue>>)>>,
+    routes: RwLock<HashMap<String, CachedRoute>>,
     born_host: String,
 }
 
