@@ -146,6 +146,22 @@ impl RemoteBrokerOffsetStore {
         }
     }
 
+    /// UPDATE_CONSUMER_OFFSET of each `(queue, offset)`, a few at once.
+    async fn send_offsets(
+        &self,
+        offsets: Vec<(MessageQueue, i64)>,
+        mode: PersistMode,
+    ) -> Vec<(MessageQueue, Result<()>)> {
+        futures::stream::iter(offsets)
+            .map(|(mq, offset)| async move {
+                let result = self.send_offset(&mq, offset, mode).await;
+                (mq, result)
+            })
+            .buffer_unordered(PERSIST_CONCURRENCY)
+            .collect()
+            .await
+    }
+
     async fn persist_many(&self, mqs: &[MessageQueue], mode: PersistMode) -> Result<()> {
         if mqs.is_empty() {
             return Ok(());
@@ -156,14 +172,18 @@ impl RemoteBrokerOffsetStore {
             info!(group = %self.group, %mq, "removed the offset of a queue no longer held");
         }
         let total = offsets.len();
-        let results: Vec<(MessageQueue, Result<()>)> = futures::stream::iter(offsets)
-            .map(|(mq, offset)| async move {
-                let result = self.send_offset(&mq, offset, mode).await;
-                (mq, result)
-            })
-            .buffer_unordered(PERSIST_CONCURRENCY)
-            .collect()
-            .await;
+        // The broker makes a group's offset map of a topic on the first
+        // commit with a get and a put (4.9.x `ConsumerOffsetManager.commitOffset`),
+        // so two first commits of one topic racing on its threads keep only
+        // one queue's offset. The first queue of each (broker, topic) goes
+        // alone and is waited for (even in a oneway persist: one round trip
+        // per topic), then the others, concurrently.
+        let mut seen = HashSet::new();
+        let (first, others): (Vec<_>, Vec<_>) = offsets
+            .into_iter()
+            .partition(|(mq, _)| seen.insert((mq.broker_name.clone(), mq.topic.clone())));
+        let mut results = self.send_offsets(first, PersistMode::Sync).await;
+        results.extend(self.send_offsets(others, mode).await);
         let mut failed = Vec::new();
         let mut first_error = None;
         for (mq, result) in results {

@@ -181,6 +181,41 @@ async fn persist_all_stores_held_queues_and_forgets_the_rest() {
     .await;
 }
 
+/// The broker creates a group's offset map of a topic on the first commit without atomicity
+/// (4.9.x `ConsumerOffsetManager.commitOffset`: a get, then a put of a new map), so first commits
+/// of several queues of one topic racing on its threads used to lose all but one map: a
+/// shutdown's persist then vanished. Every queue of many fresh groups' first persist is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_groups_first_persist_of_many_queues_keeps_every_queue() {
+    within(90, "first persists", async {
+        let (i, topic, _) = setup("os_first", 16).await;
+        let mqs: Vec<MessageQueue> = (0..16).map(|q| queue(&topic, q)).collect();
+        for round in 0..12 {
+            let group = rmq_testkit::unique_name("GID_os_first");
+            let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
+            for (n, mq) in (1..).zip(&mqs) {
+                store.update_offset(mq, n, false);
+            }
+            store.persist_all(&mqs, PersistMode::Sync).await.unwrap();
+            let fresh = RemoteBrokerOffsetStore::new(i.clone(), &group);
+            for (n, mq) in (1..).zip(&mqs) {
+                let stored = fresh
+                    .read_offset(mq, ReadOffsetType::ReadFromStore)
+                    .await
+                    .unwrap();
+                assert_eq!(
+                    stored,
+                    Some(n),
+                    "round {round}: queue {} of {group}",
+                    mq.queue_id
+                );
+            }
+        }
+        i.release().await;
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_broker_is_a_typed_error_and_partial_persists_report_it() {
     within(60, "unknown broker", async {
