@@ -86,7 +86,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-command -v python3 >/dev/null 2>&1 || die "python3 not found (the runner and the chart use only its standard library)"
+command -v python3 >/dev/null 2>&1 || die "python3 not found (the runner uses only its standard library)"
 command -v cargo >/dev/null 2>&1 || die "cargo not found"
 
 wants() { # wants CLIENT: whether --clients selects it

@@ -5,7 +5,7 @@ Runs every measurement as a separate client process, interleaved between clients
 repeated; reads each program's `RESULT {json}` line; measures the process's CPU seconds
 (user + sys) and peak RSS with wait4(2); prints a Markdown table; writes
 bench/results/<timestamp>.json ({"config", "results"}, the schema of issue 7),
-<timestamp>.runs.json (every single run, failures included) and <timestamp>.png.
+<timestamp>.runs.json (every single run, failures included) and <timestamp>.svg (rmq-bench chart).
 
 Normally started by bench/run.sh, which starts the broker and builds the programs.
 """
@@ -23,7 +23,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import chart  # noqa: E402  (bench/chart.py, pure-Python PNG)
 
 DRAIN_CLIENTS = ["rmq-push", "rmq-pull", "raw-pull", "java-push", "go-push", "rocketmq-rust-push"]
 LATENCY_CLIENTS = ["rmq-push", "java-push", "go-push", "rocketmq-rust-push"]
@@ -613,10 +612,13 @@ def main():
     with open(base + ".runs.json", "w") as f:
         json.dump({"config": cfg, "preload": b.preload, "failures": b.failures, "runs": b.runs}, f, indent=2)
         f.write("\n")
+    # The chart (SVG) is drawn by `rmq-bench chart`; a convenience, never lose the figures over it.
+    svg = base + ".svg"
     try:
-        chart.write_chart(base + ".png", rows, cfg)
-        png = base + ".png"
-    except Exception as e:  # the chart is a convenience; never lose the figures over it
+        subprocess.run([a.rmq_bench, "chart", "--input", base + ".json", "--output", svg],
+                       check=True, stdout=subprocess.DEVNULL, timeout=60)
+        png = svg
+    except (OSError, subprocess.SubprocessError) as e:
         png = f"(chart failed: {e})"
 
     print(table(rows, cfg))

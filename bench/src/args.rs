@@ -1,6 +1,8 @@
-//! A tiny `--flag value` parser (the driver is called by `run.sh`, not by people).
+//! The `--flag value` command line of every mode (parsed with `lexopt`; the driver is called
+//! by `run.sh`, not by people, so every flag takes a value and the modes look them up by name).
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::str::FromStr;
 
 use rmq_client_core::ClientConfig;
@@ -15,18 +17,34 @@ pub(crate) struct Flags {
 }
 
 impl Flags {
-    /// Parses `--name value` pairs; anything else is an error.
-    pub(crate) fn parse(args: impl IntoIterator<Item = String>) -> Result<Self> {
+    /// Parses `--name value` (or `--name=value`) pairs; anything else is an error.
+    pub(crate) fn parse<I>(args: I) -> Result<Self>
+    where
+        I: IntoIterator,
+        I::Item: Into<OsString>,
+    {
+        let bad = |e: lexopt::Error| BenchError::Args(e.to_string());
         let mut values = HashMap::new();
-        let mut it = args.into_iter();
-        while let Some(flag) = it.next() {
-            let Some(name) = flag.strip_prefix("--") else {
-                return Err(BenchError::Args(format!("expected a --flag, got {flag:?}")));
-            };
-            let value = it
-                .next()
-                .ok_or_else(|| BenchError::Args(format!("--{name} needs a value")))?;
-            values.insert(name.to_owned(), value);
+        let mut parser = lexopt::Parser::from_args(args);
+        while let Some(arg) = parser.next().map_err(bad)? {
+            match arg {
+                lexopt::Arg::Long(name) => {
+                    let name = name.to_owned();
+                    let value = parser
+                        .value()
+                        .map_err(|_| BenchError::Args(format!("--{name} needs a value")))?;
+                    let value = value
+                        .into_string()
+                        .map_err(|v| BenchError::Args(format!("--{name}: {v:?} is not UTF-8")))?;
+                    values.insert(name, value);
+                }
+                other => {
+                    return Err(BenchError::Args(format!(
+                        "expected a --flag, got {}",
+                        other.unexpected()
+                    )));
+                }
+            }
         }
         Ok(Flags { values })
     }
@@ -109,7 +127,7 @@ mod tests {
     use super::*;
 
     fn flags(s: &str) -> Result<Flags> {
-        Flags::parse(s.split_whitespace().map(str::to_owned))
+        Flags::parse(s.split_whitespace())
     }
 
     #[test]

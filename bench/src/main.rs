@@ -8,12 +8,14 @@
 //! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K]
 //! rmq-bench drain-pull      --topic T --group G --expect N [--batch 32]
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
+//! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
 //! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else
 //! 127.0.0.1:9876) and prints one `RESULT {json}` line; consumers print
 //! `READY` once started. See bench/README.md.
 
 mod args;
+mod chart;
 mod drain;
 mod error;
 mod produce;
@@ -23,7 +25,7 @@ mod topic;
 use args::Flags;
 use error::{BenchError, Result};
 
-const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|drain-pull|raw-pull> --flag value ... (see bench/README.md)";
+const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|drain-pull|raw-pull|chart> --flag value ... (see bench/README.md)";
 
 async fn run(mode: &str, flags: &Flags) -> Result<()> {
     match mode {
@@ -34,6 +36,7 @@ async fn run(mode: &str, flags: &Flags) -> Result<()> {
         "drain-push" => drain::drain_push(flags).await,
         "drain-pull" => drain::drain_pull(flags).await,
         "raw-pull" => drain::raw_pull(flags).await,
+        "chart" => chart::chart(flags),
         other => Err(BenchError::Args(format!("unknown mode {other:?}; {USAGE}"))),
     }
 }

@@ -11,7 +11,9 @@ use tokio::sync::Semaphore;
 
 use crate::args::Flags;
 use crate::error::{BenchError, Result};
-use crate::stats::now_us;
+use serde_json::json;
+
+use crate::stats::{now_us, result_line};
 
 /// A body of `size` bytes (printable, not compressible to nothing).
 fn body(size: usize) -> Bytes {
@@ -96,7 +98,10 @@ pub(crate) async fn preload(flags: &Flags) -> Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     producer.shutdown().await;
-    println!("RESULT {{\"client\":\"rmq-producer\",\"count\":{count},\"elapsed_s\":{elapsed:.6}}}");
+    println!(
+        "{}",
+        result_line(&json!({"client": "rmq-producer", "count": count, "elapsed_s": elapsed}))
+    );
     Ok(())
 }
 
@@ -282,10 +287,16 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
             _ => overall,
         }
     };
-    println!(
-        "RESULT {{\"client\":\"rmq-producer\",\"mode\":\"{mode}\",\"count\":{ok},\"failed\":{},\"elapsed_s\":{elapsed:.6},\"msgs_per_s\":{overall:.1},\"windowed_msgs_per_s\":{windowed:.1}}}",
-        failed.load(Ordering::Relaxed)
-    );
+    let line = json!({
+        "client": "rmq-producer",
+        "mode": mode,
+        "count": ok,
+        "failed": failed.load(Ordering::Relaxed),
+        "elapsed_s": elapsed,
+        "msgs_per_s": overall,
+        "windowed_msgs_per_s": windowed,
+    });
+    println!("{}", result_line(&line));
     Ok(())
 }
 
@@ -327,10 +338,13 @@ pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     producer.shutdown().await;
-    println!(
-        "RESULT {{\"client\":\"rmq-producer\",\"count\":{sent},\"failed\":{},\"elapsed_s\":{elapsed:.6},\"skip\":{}}}",
-        failed.load(Ordering::Relaxed),
-        rate.saturating_mul(warmup)
-    );
+    let line = json!({
+        "client": "rmq-producer",
+        "count": sent,
+        "failed": failed.load(Ordering::Relaxed),
+        "elapsed_s": elapsed,
+        "skip": rate.saturating_mul(warmup),
+    });
+    println!("{}", result_line(&line));
     Ok(())
 }

@@ -5,6 +5,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use hdrhistogram::Histogram;
+use serde_json::json;
 use tokio::sync::Notify;
 
 /// Microseconds since the Unix epoch (0 if the clock is before it).
@@ -36,7 +38,8 @@ pub(crate) struct Stats {
     expect: u64,
     latency_skip: Option<u64>,
     times: Mutex<Times>,
-    latencies_us: Mutex<Vec<u64>>,
+    /// Latencies in µs, 3 significant digits (the histogram grows to the largest value).
+    latencies_us: Mutex<Histogram<u64>>,
     done: Notify,
 }
 
@@ -49,7 +52,7 @@ impl Stats {
             expect,
             latency_skip,
             times: Mutex::new(Times::default()),
-            latencies_us: Mutex::new(Vec::new()),
+            latencies_us: Mutex::new(new_histogram()),
             done: Notify::new(),
         }
     }
@@ -71,7 +74,7 @@ impl Stats {
         for body in bodies {
             if let Some((sent, seq)) = latency_header(body) {
                 if seq >= skip {
-                    lat.push(recv_us.saturating_sub(sent));
+                    lat.saturating_record(recv_us.saturating_sub(sent));
                 }
             }
         }
@@ -134,36 +137,45 @@ impl Stats {
             _ => 0.0,
         };
         let startup = first.map_or(0.0, |f| f.duration_since(started).as_secs_f64());
-        let mut lat = std::mem::take(
-            &mut *self
-                .latencies_us
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        lat.sort_unstable();
-        format!(
-            "RESULT {{\"client\":\"{client}\",\"count\":{},\"elapsed_s\":{elapsed:.6},\"startup_s\":{startup:.6},\"timeout\":{timed_out},\"latency_samples\":{},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"p999_ms\":{:.3}}}",
-            self.count(),
-            lat.len(),
-            percentile_ms(&lat, 0.50),
-            percentile_ms(&lat, 0.99),
-            percentile_ms(&lat, 0.999),
-        )
+        let lat = self
+            .latencies_us
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        result_line(&json!({
+            "client": client,
+            "count": self.count(),
+            "elapsed_s": elapsed,
+            "startup_s": startup,
+            "timeout": timed_out,
+            "latency_samples": lat.len(),
+            "p50_ms": percentile_ms(&lat, 0.50),
+            "p99_ms": percentile_ms(&lat, 0.99),
+            "p999_ms": percentile_ms(&lat, 0.999),
+        }))
     }
 }
 
-/// The nearest-rank percentile `p` (0..=1) of sorted microsecond values, in ms.
-pub(crate) fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
-    if sorted_us.is_empty() {
+/// The `RESULT {json}` line bench/runner.py reads.
+pub(crate) fn result_line(value: &serde_json::Value) -> String {
+    format!("RESULT {value}")
+}
+
+/// An empty latency histogram: 1 µs resolution, 3 significant digits, growing as needed.
+fn new_histogram() -> Histogram<u64> {
+    let mut h =
+        Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits are valid"));
+    h.auto(true);
+    h
+}
+
+/// The percentile `p` (0..=1) of the recorded microsecond values, in ms (0 when empty).
+pub(crate) fn percentile_ms(lat: &Histogram<u64>, p: f64) -> f64 {
+    if lat.is_empty() {
         return 0.0;
     }
     #[allow(clippy::cast_precision_loss)]
-    let len = sorted_us.len() as f64;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let rank = (p * len).ceil().max(1.0) as usize;
-    let idx = rank.min(sorted_us.len()).saturating_sub(1);
-    #[allow(clippy::cast_precision_loss)]
-    sorted_us.get(idx).map_or(0.0, |&v| v as f64 / 1000.0)
+    let ms = lat.value_at_quantile(p) as f64 / 1000.0;
+    ms
 }
 
 #[cfg(test)]
@@ -172,12 +184,23 @@ mod tests {
 
     #[test]
     fn percentiles_nearest_rank() {
-        let v: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
-        assert_eq!(percentile_ms(&v, 0.5), 500.0);
-        assert_eq!(percentile_ms(&v, 0.99), 990.0);
-        assert_eq!(percentile_ms(&v, 0.999), 999.0);
-        assert_eq!(percentile_ms(&[], 0.5), 0.0);
-        assert_eq!(percentile_ms(&[7000], 0.999), 7.0);
+        let mut h = new_histogram();
+        for i in 1..=1000u64 {
+            h.record(i * 1000).unwrap();
+        }
+        // 3 significant digits: within 0.1 % of the exact nearest rank.
+        let close = |got: f64, want: f64| (got - want).abs() <= want / 1000.0;
+        assert!(
+            close(percentile_ms(&h, 0.5), 500.0),
+            "{}",
+            percentile_ms(&h, 0.5)
+        );
+        assert!(close(percentile_ms(&h, 0.99), 990.0));
+        assert!(close(percentile_ms(&h, 0.999), 999.0));
+        assert_eq!(percentile_ms(&new_histogram(), 0.5), 0.0);
+        let mut one = new_histogram();
+        one.record(7000).unwrap();
+        assert!(close(percentile_ms(&one, 0.999), 7.0));
     }
 
     #[test]
@@ -206,6 +229,6 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("\"latency_samples\":1"), "{line}");
-        assert!(line.contains("\"p50_ms\":1.000"), "{line}");
+        assert!(line.contains("\"p50_ms\":1.0"), "{line}");
     }
 }

@@ -80,7 +80,8 @@ pub(crate) async fn create_topic(flags: &Flags) -> Result<()> {
             _ => tokio::time::sleep(Duration::from_millis(200)).await,
         }
     }
-    println!("RESULT {{\"topic\":\"{topic}\",\"queues\":{queues},\"broker_addr\":\"{addr}\"}}");
+    let line = serde_json::json!({"topic": topic, "queues": queues, "broker_addr": addr});
+    println!("{}", crate::stats::result_line(&line));
     instance.shutdown().await;
     Ok(())
 }
