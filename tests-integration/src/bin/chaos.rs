@@ -921,8 +921,14 @@ async fn restart(env: &Arc<Env>, opts: &Opts) -> Outcome {
     producer.shutdown().await;
     let last = samples.last().cloned().unwrap_or(Value::Null);
     let (fds, tasks, rss) = (
-        last["fds"].as_u64().unwrap_or(0) as usize,
-        last["tasks"].as_u64().unwrap_or(0) as usize,
+        last["fds"]
+            .as_u64()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
+        last["tasks"]
+            .as_u64()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
         last["rss_kib"].as_u64().unwrap_or(0),
     );
     let (bfds, btasks, brss) = base.unwrap_or((0, 0, 0));
@@ -1182,12 +1188,9 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             ids
         }));
     }
+    let span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
     let mut kill_times: Vec<Duration> = (0..KILLS)
-        .map(|_| {
-            Duration::from_millis(
-                rng.range(span.as_millis() as u64 / 8, span.as_millis() as u64 * 7 / 8),
-            )
-        })
+        .map(|_| Duration::from_millis(rng.range(span_ms / 8, span_ms * 7 / 8)))
         .collect();
     kill_times.sort();
     let mut kills = std::collections::VecDeque::from(kill_times);
