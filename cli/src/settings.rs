@@ -15,14 +15,23 @@
 //! [profiles.prod]
 //! namesrv = "10.0.0.1:9876;10.0.0.2:9876"
 //! timeout = "5s"
+//! access_key = "orders-app"      # ACL: signs every request
+//! secret_key = "..."
+//! tls_ca = "/etc/rmq/ca.pem"     # TLS, trusting this CA (`tls = true`: the system roots)
+//! tls_cert = "/etc/rmq/client.pem"  # mTLS: client certificate and key
+//! tls_key = "/etc/rmq/client.key"
 //! ```
+//!
+//! Credentials: `--access-key`/`--secret-key`, then the profile's, then
+//! `RMQ_ACCESS_KEY`/`RMQ_SECRET_KEY`. TLS: any `--tls*` flag, else the
+//! profile's `tls*` keys.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use rmq::ClientConfig;
+use rmq::{ClientConfig, Credentials};
 use serde::Deserialize;
 
 use crate::error::{CliError, Result};
@@ -49,6 +58,52 @@ pub(crate) struct ConnectArgs {
     /// Timeout of each admin and route call, e.g. `3s`, `500ms` [default: the profile's, else 3s]
     #[arg(long, global = true, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub(crate) timeout: Option<Duration>,
+
+    /// ACL access key (user name): signs every request [default: the profile's, else RMQ_ACCESS_KEY]
+    #[arg(long, global = true, value_name = "KEY", requires = "secret_key")]
+    pub(crate) access_key: Option<String>,
+
+    /// ACL secret key [default: the profile's, else RMQ_SECRET_KEY]
+    #[arg(long, global = true, value_name = "SECRET", requires = "access_key")]
+    pub(crate) secret_key: Option<Secret>,
+
+    /// Speak TLS to name servers and brokers, trusting the system roots (or --tls-ca)
+    #[arg(long, global = true)]
+    pub(crate) tls: bool,
+
+    /// TLS: trust this CA certificate (PEM) [implies --tls]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub(crate) tls_ca: Option<PathBuf>,
+
+    /// mTLS: client certificate (PEM) [implies --tls; needs --tls-key]
+    #[arg(long, global = true, value_name = "PATH", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+
+    /// mTLS: the client certificate's private key (PEM) [needs --tls-cert]
+    #[arg(long, global = true, value_name = "PATH", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+
+    /// TLS: the name the server certificates are checked against [default: each address's host]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub(crate) tls_server_name: Option<String>,
+}
+
+/// A secret from the command line or a file: never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"***\"")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Ok(Secret(s.to_owned()))
+    }
 }
 
 /// The config file.
@@ -68,12 +123,21 @@ struct Profile {
     namesrv: Option<String>,
     #[serde(default, with = "humantime_serde_opt")]
     timeout: Option<Duration>,
-    /// Reserved for ACL credentials (see [`check_security`]).
+    /// ACL access key (with `secret_key`).
     access_key: Option<String>,
-    /// Reserved for ACL credentials.
-    secret_key: Option<String>,
-    /// Reserved for TLS.
+    /// ACL secret key (with `access_key`).
+    secret_key: Option<Secret>,
+    /// TLS with the system roots (implied by the other `tls_*` keys).
+    #[serde(default)]
+    tls: bool,
+    /// TLS: the CA to trust.
     tls_ca: Option<PathBuf>,
+    /// mTLS: client certificate (with `tls_key`).
+    tls_cert: Option<PathBuf>,
+    /// mTLS: its private key.
+    tls_key: Option<PathBuf>,
+    /// TLS: the server name to check.
+    tls_server_name: Option<String>,
 }
 
 /// `timeout = "5s"` in the config file.
@@ -102,6 +166,18 @@ pub(crate) struct Settings {
     /// Where they came from, for error messages.
     pub(crate) source: String,
     pub(crate) timeout: Option<Duration>,
+    /// ACL credentials (`None`: the client's default, the environment).
+    pub(crate) credentials: Option<Credentials>,
+    /// TLS settings (`None`: plaintext).
+    pub(crate) tls: Option<Tls>,
+}
+
+/// The TLS settings of a command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Tls {
+    pub(crate) ca: Option<PathBuf>,
+    pub(crate) client_cert: Option<(PathBuf, PathBuf)>,
+    pub(crate) server_name: Option<String>,
 }
 
 impl ConnectArgs {
@@ -128,6 +204,23 @@ impl ConnectArgs {
         if let Some(t) = settings.timeout {
             builder = builder.request_timeout(t);
         }
+        if let Some(c) = &settings.credentials {
+            builder = builder.with_credentials(c.clone());
+        }
+        if let Some(tls) = &settings.tls {
+            #[cfg(feature = "tls")]
+            {
+                builder = builder.tls(tls_config(tls));
+            }
+            #[cfg(not(feature = "tls"))]
+            {
+                let _ = tls;
+                return Err(CliError::Usage(
+                    "this rmq was built without TLS: rebuild it with the `tls` feature (a default)"
+                        .to_owned(),
+                ));
+            }
+        }
         builder.build().map_err(|e| {
             CliError::Usage(format!(
                 "name servers {:?} from {}: {e}",
@@ -135,6 +228,22 @@ impl ConnectArgs {
             ))
         })
     }
+}
+
+/// The client config's TLS settings.
+#[cfg(feature = "tls")]
+fn tls_config(tls: &Tls) -> rmq::TlsConfig {
+    let mut config = rmq::TlsConfig::new();
+    if let Some(ca) = &tls.ca {
+        config = config.with_ca_file(ca);
+    }
+    if let Some((cert, key)) = &tls.client_cert {
+        config = config.with_client_cert(cert, key);
+    }
+    if let Some(name) = &tls.server_name {
+        config = config.with_server_name(name);
+    }
+    config
 }
 
 fn default_config_path() -> Option<PathBuf> {
@@ -214,9 +323,8 @@ fn resolve(
         }
         (None, None) => None,
     };
-    if let Some((name, p)) = &profile {
-        check_security(name, p)?;
-    }
+    let credentials = credentials(args, profile.as_ref())?;
+    let tls = tls(args, profile.as_ref().map(|(_, p)| p));
     let timeout = args
         .timeout
         .or_else(|| profile.as_ref().and_then(|(_, p)| p.timeout));
@@ -242,30 +350,54 @@ fn resolve(
         namesrv,
         source,
         timeout,
+        credentials,
+        tls,
     })
 }
 
-/// Credentials and TLS: the profile keys are reserved, but the client has
-/// no place for them yet, so a profile that sets them is refused rather
-/// than used without them.
-fn check_security(name: &str, p: &Profile) -> Result<()> {
-    let set: Vec<&str> = [
-        ("access_key", p.access_key.is_some()),
-        ("secret_key", p.secret_key.is_some()),
-        ("tls_ca", p.tls_ca.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(k, on)| on.then_some(k))
-    .collect();
-    if set.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "profile {name:?} sets {}: this build of rmq cannot authenticate or use TLS yet; \
-             remove them to connect without",
-            set.join(", ")
-        )))
+/// The flags' credentials, else the profile's; both keys or neither.
+fn credentials(
+    args: &ConnectArgs,
+    profile: Option<&(String, Profile)>,
+) -> Result<Option<Credentials>> {
+    if let (Some(ak), Some(Secret(sk))) = (&args.access_key, &args.secret_key) {
+        return Ok(Some(Credentials::new(ak, sk)));
     }
+    let Some((name, p)) = profile else {
+        return Ok(None);
+    };
+    match (&p.access_key, &p.secret_key) {
+        (Some(ak), Some(Secret(sk))) => Ok(Some(Credentials::new(ak, sk))),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(CliError::Usage(format!(
+            "profile {name:?} sets access_key without secret_key: set both, or neither"
+        ))),
+        (None, Some(_)) => Err(CliError::Usage(format!(
+            "profile {name:?} sets secret_key without access_key: set both, or neither"
+        ))),
+    }
+}
+
+/// TLS from the flags when any `--tls*` is given, else from the profile.
+fn tls(args: &ConnectArgs, profile: Option<&Profile>) -> Option<Tls> {
+    let flags = args.tls
+        || args.tls_ca.is_some()
+        || args.tls_cert.is_some()
+        || args.tls_server_name.is_some();
+    if flags {
+        return Some(Tls {
+            ca: args.tls_ca.clone(),
+            client_cert: args.tls_cert.clone().zip(args.tls_key.clone()),
+            server_name: args.tls_server_name.clone(),
+        });
+    }
+    let p = profile?;
+    let on = p.tls || p.tls_ca.is_some() || p.tls_cert.is_some() || p.tls_server_name.is_some();
+    on.then(|| Tls {
+        ca: p.tls_ca.clone(),
+        client_cert: p.tls_cert.clone().zip(p.tls_key.clone()),
+        server_name: p.tls_server_name.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -317,10 +449,50 @@ timeout = "5s"
         let f = file(FILE);
         let missing = resolve(&args(None, Some("qa")), None, Some(&f), None).unwrap_err();
         assert!(missing.to_string().contains("local, prod"), "{missing}");
-        let secured = file("[profiles.default]\nnamesrv = \"a:1\"\naccess_key = \"AK\"\n");
-        let refused = resolve(&args(None, None), None, Some(&secured), None).unwrap_err();
+        let half = file("[profiles.default]\nnamesrv = \"a:1\"\naccess_key = \"AK\"\n");
+        let refused = resolve(&args(None, None), None, Some(&half), None).unwrap_err();
         assert!(refused.to_string().contains("access_key"), "{refused}");
         assert!(toml::from_str::<ConfigFile>("[profiles.x]\nnamesrvv = \"a\"").is_err());
         assert!(toml::from_str::<ConfigFile>("[profiles.x]\ntimeout = \"soon\"").is_err());
+    }
+
+    #[test]
+    fn credentials_and_tls_from_flags_then_profile() {
+        let f = file(
+            "[profiles.sec]\nnamesrv = \"a:1\"\naccess_key = \"AK\"\nsecret_key = \"SK\"\n\
+             tls_ca = \"/ca.pem\"\ntls_cert = \"/c.pem\"\ntls_key = \"/c.key\"\n",
+        );
+        let from_profile = resolve(&args(None, Some("sec")), None, Some(&f), None).unwrap();
+        let c = from_profile.credentials.as_ref().unwrap();
+        assert_eq!(c.access_key(), "AK");
+        let tls = from_profile.tls.as_ref().unwrap();
+        assert_eq!(tls.ca.as_deref(), Some(Path::new("/ca.pem")));
+        assert_eq!(
+            tls.client_cert,
+            Some((PathBuf::from("/c.pem"), PathBuf::from("/c.key")))
+        );
+        let debug = format!("{from_profile:?} {f:?}");
+        assert!(!debug.contains("SK"), "the secret in Debug: {debug}");
+
+        let flags = ConnectArgs {
+            access_key: Some("AK2".to_owned()),
+            secret_key: Some(Secret("SK2".to_owned())),
+            tls: true,
+            ..args(None, Some("sec"))
+        };
+        let s = resolve(&flags, None, Some(&f), None).unwrap();
+        assert_eq!(s.credentials.as_ref().unwrap().access_key(), "AK2");
+        assert_eq!(
+            s.tls,
+            Some(Tls::default()),
+            "--tls: the system roots, no profile keys"
+        );
+        assert!(!format!("{flags:?}").contains("SK2"));
+
+        let plain = resolve(&args(Some("a:1"), None), None, None, None).unwrap();
+        assert_eq!(
+            (plain.credentials.is_none(), plain.tls.is_none()),
+            (true, true)
+        );
     }
 }

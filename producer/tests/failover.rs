@@ -5,7 +5,7 @@ mod support;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmq_producer::Message;
@@ -46,10 +46,13 @@ async fn sends_continue_when_one_broker_dies() {
         }
 
         let killed = Arc::new(AtomicBool::new(false));
+        // How many brokers the sends before the kill have used so far.
+        let brokers_used = Arc::new(AtomicUsize::new(0));
         let sender = {
             let p = p.clone();
             let topic = topic.clone();
             let killed = killed.clone();
+            let brokers_used = brokers_used.clone();
             tokio::spawn(async move {
                 let mut used_before = HashSet::new();
                 let mut used_after = HashSet::new();
@@ -66,6 +69,7 @@ async fn sends_continue_when_one_broker_dies() {
                         sent_after += 1;
                     } else {
                         used_before.insert(r.message_queue.broker_name);
+                        brokers_used.store(used_before.len(), Ordering::SeqCst);
                     }
                     i += 1;
                     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -73,7 +77,15 @@ async fn sends_continue_when_one_broker_dies() {
                 (used_before, used_after, i)
             })
         };
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // The kill comes once both brokers took sends.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while brokers_used.load(Ordering::SeqCst) < 2 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the sends before the kill never used both brokers"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         kill_broker(BROKER_B).await;
         killed.store(true, Ordering::SeqCst);
         let (before, after, total) = sender.await.expect("sender");

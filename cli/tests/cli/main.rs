@@ -8,6 +8,7 @@ mod consume;
 mod group;
 mod msg;
 mod produce;
+mod secure;
 mod support;
 mod terminal;
 mod topic;
