@@ -434,7 +434,7 @@ fn read_all(incs: &[Incarnation]) -> Vec<Vec<(Duration, ChildRecord)>> {
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     KillConsumer,
     KillBroker,
@@ -577,6 +577,7 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             slots[slot] = incs.len() - 1;
             disruptions.push((now, now));
         }
+        let mut deferred: Vec<(Duration, Event)> = Vec::new();
         while schedule.front().is_some_and(|(at, _)| *at <= now) {
             let Some((_, event)) = schedule.pop_front() else {
                 break;
@@ -618,15 +619,17 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                     let back = start.elapsed() + Duration::from_millis(rng.range(200, 3000));
                     restarts.push((back, slot));
                 }
+                Event::KillBroker if broker_task.is_some() || members_pending.is_some() => {
+                    // The last broker kill is not over yet: this one comes 5 s later.
+                    deferred.push((now + Duration::from_secs(5), Event::KillBroker));
+                }
                 Event::KillBroker => {
-                    if broker_task.is_none() {
-                        disruptions.push((now, now));
-                        broker_task = Some(tokio::spawn(async {
-                            broker_ctl_async("kill-broker", "broker-a").await?;
-                            tokio::time::sleep(Duration::from_secs(2)).await;
-                            broker_ctl_async("start-broker", "broker-a").await
-                        }));
-                    }
+                    disruptions.push((now, now));
+                    broker_task = Some(tokio::spawn(async {
+                        broker_ctl_async("kill-broker", "broker-a").await?;
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        broker_ctl_async("start-broker", "broker-a").await
+                    }));
                 }
                 Event::BlackholeOn => {
                     proxy.set_rule(RequestCode::CONSUMER_SEND_MSG_BACK, Rule::Drop);
@@ -639,6 +642,10 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
                     }
                 }
             }
+        }
+        for d in deferred {
+            let pos = schedule.partition_point(|(at, _)| *at <= d.0);
+            schedule.insert(pos, d);
         }
         if schedule.is_empty()
             && restarts.is_empty()
@@ -721,12 +728,15 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
     // Duplicates: a message's first delivery (from the topic, reconsume times 0) seen again. Each
     // repeat is explained when the delivery before it was in flight at a kill of its consumer
     // (beyond the committed offsets) or came at most DISRUPTION_WINDOW before a disruption
-    // (consumer start or kill: rebalance; broker kill or restart: offsets not yet flushed).
+    // (consumer start or kill: rebalance; broker kill or restart: offsets not yet flushed) or at
+    // most AFTER_DISRUPTION after it (the group changes once the new process has registered and
+    // the others have rebalanced: two consumers may hold a queue for a moment).
     const DISRUPTION_WINDOW: Duration = Duration::from_secs(10);
+    const AFTER_DISRUPTION: Duration = Duration::from_secs(5);
     let at_risk = |inc: &Incarnation, t: Duration, r: &ChildRecord| {
         (inc.killed && inc.in_flight.contains(&(r.queue_id, r.queue_offset)))
             || disruptions.iter().any(|&(from, to)| {
-                t <= to + Duration::from_millis(500) && from.saturating_sub(t) <= DISRUPTION_WINDOW
+                t <= to + AFTER_DISRUPTION && from.saturating_sub(t) <= DISRUPTION_WINDOW
             })
     };
     let mut firsts: HashMap<&str, Vec<(Duration, usize, &ChildRecord)>> = HashMap::new();
@@ -921,8 +931,14 @@ async fn restart(env: &Arc<Env>, opts: &Opts) -> Outcome {
     producer.shutdown().await;
     let last = samples.last().cloned().unwrap_or(Value::Null);
     let (fds, tasks, rss) = (
-        last["fds"].as_u64().unwrap_or(0) as usize,
-        last["tasks"].as_u64().unwrap_or(0) as usize,
+        last["fds"]
+            .as_u64()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
+        last["tasks"]
+            .as_u64()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
         last["rss_kib"].as_u64().unwrap_or(0),
     );
     let (bfds, btasks, brss) = base.unwrap_or((0, 0, 0));
@@ -1182,12 +1198,9 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             ids
         }));
     }
+    let span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
     let mut kill_times: Vec<Duration> = (0..KILLS)
-        .map(|_| {
-            Duration::from_millis(
-                rng.range(span.as_millis() as u64 / 8, span.as_millis() as u64 * 7 / 8),
-            )
-        })
+        .map(|_| Duration::from_millis(rng.range(span_ms / 8, span_ms * 7 / 8)))
         .collect();
     kill_times.sort();
     let mut kills = std::collections::VecDeque::from(kill_times);
