@@ -139,7 +139,9 @@ impl ErrorKind {
                     }
                     P::NoWritableQueue { .. } => Some(ErrorKind::Broker),
                     P::Timeout { .. } => Some(ErrorKind::Timeout),
-                    P::Unsupported { .. } | P::TransportUnsupported(_) => Some(ErrorKind::Unsupported),
+                    P::Unsupported { .. } | P::TransportUnsupported(_) => {
+                        Some(ErrorKind::Unsupported)
+                    }
                     P::Shutdown => Some(ErrorKind::Shutdown),
                     _ => None,
                 };
