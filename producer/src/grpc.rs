@@ -54,8 +54,7 @@ impl GrpcSender {
         let grpc = GrpcConfig::new(endpoint)?.with_request_timeout(config.send_timeout);
         let max_body = i32::try_from(config.max_message_size).unwrap_or(i32::MAX);
         let session = Session::start(grpc, ClientSettings::producer(&[], max_body), None).await?;
-        let born_host = local_ip_address::local_ip()
-            .map_or_else(|_| "127.0.0.1".to_owned(), |ip| ip.to_string());
+        let born_host = crate::msg_id::host_ip().to_string();
         tracing::info!(group = %config.group, endpoint, client_id = session.client_id(), "producer started (gRPC)");
         Ok(GrpcSender {
             config,

@@ -14,7 +14,7 @@ static GENERATOR: OnceLock<UniqIdGenerator> = OnceLock::new();
 
 /// This host's address as Java's `UtilAll.getIP()` would pick it (the first
 /// non-loopback address), falling back to 127.0.0.1.
-fn host_ip() -> IpAddr {
+pub(crate) fn host_ip() -> IpAddr {
     #[cfg(feature = "local-ip")]
     let ip = local_ip_address::local_ip().unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     // Built without the `local-ip` feature: the interfaces are not looked up.
