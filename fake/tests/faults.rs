@@ -86,8 +86,15 @@ async fn code(c: &RemotingClient, addr: &str, cmd: RemotingCommand) -> i32 {
     c.invoke(addr, cmd, CALL).await.unwrap().code
 }
 
+/// The max offset of queue 0. The first call after a broker restart may still meet the
+/// connection to the stopped broker, closed before the request was written (a retry-safe
+/// error): then it asks once more, on a new connection.
 async fn offset_of(c: &RemotingClient, addr: &str, topic: &str) -> i64 {
-    let a = c.invoke(addr, max_offset(topic), CALL).await.unwrap();
+    let a = match c.invoke(addr, max_offset(topic), CALL).await {
+        Ok(a) => a,
+        Err(e) if e.is_retry_safe() => c.invoke(addr, max_offset(topic), CALL).await.unwrap(),
+        Err(e) => panic!("max offset of {topic}: {e}"),
+    };
     a.ext_field("offset").unwrap().parse().unwrap()
 }
 
