@@ -192,6 +192,10 @@ async fn a_groups_first_persist_of_many_queues_keeps_every_queue() {
         let mqs: Vec<MessageQueue> = (0..16).map(|q| queue(&topic, q)).collect();
         for round in 0..12 {
             let group = rmq_testkit::unique_name("GID_os_first");
+            // 5.x stores offsets only for a group that has heartbeated.
+            i.register_consumer(&group, support::TestConsumer::new(&group, &topic))
+                .await
+                .expect("consumer registered");
             let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
             for (n, mq) in (1..).zip(&mqs) {
                 store.update_offset(mq, n, false);
