@@ -171,6 +171,26 @@ async fn ordered_send_keeps_key_order_in_hash_queue() {
 
         let queues = p.publish_queues(&topic).await.expect("publish queues");
         assert_eq!(queues.len(), 8);
+        // The broker writes its consume queues after answering the sends: wait until their max
+        // offsets count every message before reading them.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let mut stored = 0;
+            for q in &queues {
+                stored += env
+                    .max_offset(&env.broker.broker_addr, &topic, q.queue_id)
+                    .await;
+            }
+            if usize::try_from(stored).is_ok_and(|n| n >= KEYS * PER_KEY) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the consume queues hold {stored} of {} messages after 30 s",
+                KEYS * PER_KEY
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         let mut total = 0;
         for q in &queues {
             let want = usize::try_from(
