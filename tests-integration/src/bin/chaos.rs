@@ -519,7 +519,10 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
 
     // Membership and broker events, for the duplicate check: deliveries shortly before one may
     // come again (a dropped queue's in-flight messages, offsets not yet committed).
-    let mut disruptions: Vec<(Duration, Duration)> = Vec::new();
+    // The group forming at the start is one: its processes join one after another, and each
+    // join moves queues (with their in-flight messages) to the newcomer.
+    let mut disruptions: Vec<(Duration, Duration)> =
+        vec![(Duration::ZERO, Duration::from_secs(10))];
     // Since when the restarted broker waits for every consumer to register again (until then
     // rebalances see a partial group).
     let mut members_pending: Option<Duration> = None;
