@@ -59,13 +59,14 @@ impl ClientInstance {
     ) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::UPDATE_CONSUMER_OFFSET, &header);
         self.inner
-            .remoting
-            .invoke_expect(addr, request, OFFSET_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| {
-                self.inner
-                    .refusal(e, Some(&header.topic), Some(&header.consumer_group))
-            })?;
+            .call_ok(
+                addr,
+                request,
+                OFFSET_TIMEOUT,
+                Some(&header.topic),
+                Some(&header.consumer_group),
+            )
+            .await?;
         Ok(())
     }
 

@@ -206,13 +206,14 @@ impl ClientInstance {
     pub async fn ack_message(&self, addr: &str, header: AckMessageRequestHeader) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::ACK_MESSAGE, &header);
         self.inner
-            .remoting
-            .invoke_expect(addr, request, ACK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| {
-                self.inner
-                    .refusal(e, Some(&header.topic), Some(&header.consumer_group))
-            })?;
+            .call_ok(
+                addr,
+                request,
+                ACK_TIMEOUT,
+                Some(&header.topic),
+                Some(&header.consumer_group),
+            )
+            .await?;
         Ok(())
     }
 
@@ -231,10 +232,8 @@ impl ClientInstance {
             .with_body(body.to_json_bytes()?);
         let group = body.acks.first().map(|a| a.consumer_group.as_str());
         self.inner
-            .remoting
-            .invoke_expect(addr, request, ACK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| self.inner.refusal(e, None, group))?;
+            .call_ok(addr, request, ACK_TIMEOUT, None, group)
+            .await?;
         Ok(())
     }
 
@@ -308,13 +307,14 @@ impl ClientInstance {
             .with_body(body.to_json_bytes()?);
         let timeout = self.inner.config.request_timeout();
         self.inner
-            .remoting
-            .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| {
-                self.inner
-                    .refusal(e, Some(&body.topic), Some(&body.consumer_group))
-            })?;
+            .call_ok(
+                addr,
+                request,
+                timeout,
+                Some(&body.topic),
+                Some(&body.consumer_group),
+            )
+            .await?;
         Ok(())
     }
 }

@@ -120,6 +120,27 @@ impl Inner {
         e.into().in_context(signer, topic, group)
     }
 
+    /// A broker call that must answer SUCCESS; a refusal is named with
+    /// `topic` / `group` ([`refusal`](Self::refusal)).
+    pub(crate) async fn call_ok(
+        &self,
+        addr: &str,
+        request: rmq_protocol::RemotingCommand,
+        timeout: std::time::Duration,
+        topic: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<rmq_protocol::RemotingCommand, Error> {
+        self.remoting
+            .invoke_expect(
+                addr,
+                request,
+                timeout,
+                &[rmq_protocol::ResponseCode::SUCCESS],
+            )
+            .await
+            .map_err(|e| self.refusal(e, topic, group))
+    }
+
     pub(crate) fn members(&self) -> MutexGuard<'_, Members> {
         self.members.lock().unwrap_or_else(PoisonError::into_inner)
     }
