@@ -275,25 +275,102 @@ impl ConsumerCore {
     pub fn spawn_every<F, Fut, E>(&self, every: Duration, stop: CancellationToken, mut work: F)
     where
         F: FnMut() -> Fut + Send + 'static,
-        Fut: Future<Output = Result<(), E>> + Send,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: std::error::Error + 'static,
     {
-        let group = self.group.clone();
-        self.tasks.spawn(async move {
-            loop {
-                tokio::select! {
-                    () = tokio::time::sleep(every) => {}
-                    () = stop.cancelled() => break,
+        self.tasks
+            .spawn(run_every(self.group.clone(), every, stop, work));
+    }
+}
+
+/// The loop of [`ConsumerCore::spawn_every`].
+async fn run_every<F, Fut, E>(group: String, every: Duration, stop: CancellationToken, mut work: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), E>>,
+    E: std::error::Error + 'static,
+{
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = stop.cancelled() => break,
+        }
+        let done = tokio::select! {
+            r = work() => r,
+            () = stop.cancelled() => break,
+        };
+        if let Err(e) = done {
+            warn!(group, error = %rmq_protocol::ErrorChain(&e), "persisting offsets failed; trying again later");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("refused")]
+    struct Refused;
+
+    /// The persist loop in paused time: first run after one period, one run
+    /// per period, a failure does not end it, the token does.
+    #[tokio::test(start_paused = true)]
+    async fn runs_once_per_period_through_failures_until_stopped() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let stop = CancellationToken::new();
+        let counted = runs.clone();
+        let task = tokio::spawn(run_every(
+            "G".into(),
+            Duration::from_secs(5),
+            stop.clone(),
+            move || {
+                let n = counted.fetch_add(1, Ordering::SeqCst);
+                async move { if n % 2 == 0 { Err(Refused) } else { Ok(()) } }
+            },
+        ));
+        tokio::time::sleep(Duration::from_millis(4_900)).await;
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "nothing before one period");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            3,
+            "one run per period, failures included"
+        );
+        stop.cancel();
+        task.await.expect("the loop ends when stopped");
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+    }
+
+    /// A run in progress is cut by the token (shutdown persists itself).
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_cuts_a_run_in_progress() {
+        let stop = CancellationToken::new();
+        let started = Arc::new(tokio::sync::Notify::new());
+        let signal = started.clone();
+        let task = tokio::spawn(run_every(
+            "G".into(),
+            Duration::from_secs(1),
+            stop.clone(),
+            move || {
+                signal.notify_one();
+                async {
+                    std::future::pending::<()>().await;
+                    Ok::<(), Refused>(())
                 }
-                let done = tokio::select! {
-                    r = work() => r,
-                    () = stop.cancelled() => break,
-                };
-                if let Err(e) = done {
-                    warn!(group, error = %rmq_protocol::ErrorChain(&e), "persisting offsets failed; trying again later");
-                }
-            }
-        });
+            },
+        ));
+        started.notified().await;
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(1), task)
+            .await
+            .expect("the loop ends at once")
+            .expect("no panic");
     }
 }
 

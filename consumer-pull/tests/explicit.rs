@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rmq_consumer_pull::{Expression, MessageModel, PullConsumer, PullStatus};
 use rmq_producer::Message;
-use support::{TEST_TIMEOUT, body, count_once, env, send_batches, within};
+use support::{TEST_TIMEOUT, body, count_once, env, send_batches, send_to, within};
 
 const MESSAGES: usize = 5000;
 const QUEUES: i32 = 4;
@@ -289,6 +289,70 @@ async fn broadcasting_offsets_live_in_a_local_file() {
             Some(5)
         );
         again.shutdown().await.expect("shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_side_reset_replaces_the_consume_offset() {
+    within(TEST_TIMEOUT, async {
+        let env = env().await;
+        let topic = env.topic("pull_reset", 1).await;
+        let queue = env.queues(&topic, 1).remove(0);
+        let producer = env.producer().await;
+        send_to(&producer, &queue, "r", 10).await;
+        let group = rmq_testkit::unique_name("pull_reset");
+        let pull = PullConsumer::builder()
+            .group(group.as_str())
+            .namesrv_addr(env.namesrv())
+            .register_topic(topic.as_str())
+            .start()
+            .await
+            .expect("start");
+        pull.update_consume_offset(&queue, 10).expect("offset");
+        pull.persist(&queue).await.expect("persist");
+        assert_eq!(
+            pull.fetch_consume_offset(&queue, true).await.expect("read"),
+            Some(10)
+        );
+
+        // mqadmin resetOffsetByTime with force: 5.x keeps the offsets on the
+        // broker, 4.9.x sends them to the online consumer.
+        let admin = rmq_testkit::client::instance("pull_reset_admin").await;
+        admin
+            .invoke_broker_to_reset_offset(
+                &env.broker.broker_addr,
+                rmq_protocol::header::ResetOffsetRequestHeader {
+                    topic: topic.clone(),
+                    group: group.clone(),
+                    timestamp: 0,
+                    is_force: true,
+                    queue_id: None,
+                    offset: None,
+                },
+            )
+            .await
+            .expect("the broker resets the group");
+        admin.shutdown().await;
+
+        // The stored offset is the reset one on both lines, and stays so
+        // across the consumer's own persist.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let stored = pull.fetch_consume_offset(&queue, true).await.expect("read");
+            if stored == Some(0) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "stored offset {stored:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        pull.persist_all().await.expect("persist");
+        assert_eq!(
+            pull.fetch_consume_offset(&queue, true).await.expect("read"),
+            Some(0)
+        );
+        pull.shutdown().await.expect("shutdown");
+        producer.shutdown().await;
     })
     .await;
 }

@@ -449,3 +449,79 @@ async fn a_dropped_poll_loses_nothing() {
     })
     .await;
 }
+
+/// Polls until `n` messages arrived, failing after `limit`.
+async fn collect_within(c: &LitePullConsumer, n: usize, limit: Duration) -> Vec<MessageExt> {
+    let deadline = Instant::now() + limit;
+    let mut out = Vec::new();
+    while out.len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n} messages arrived in {limit:?}",
+            out.len()
+        );
+        out.extend(c.poll(Duration::from_millis(500)).await.expect("poll"));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_side_reset_rewinds_the_running_consumer() {
+    within(TEST_TIMEOUT, async {
+        let env = env().await;
+        let topic = env.topic("lite_reset", 2).await;
+        let queues = env.queues(&topic, 2);
+        let producer = env.producer().await;
+        let mut sent = send_to(&producer, &queues[0], "r0", 20).await;
+        sent.extend(send_to(&producer, &queues[1], "r1", 20).await);
+        let group = rmq_testkit::unique_name("lite_reset");
+        let c = lite(&env, &group, |b| b.subscribe(topic.as_str(), "*")).await;
+        let first = collect(&c, 40).await;
+        c.commit().await.expect("commit");
+        for q in &queues {
+            assert_eq!(c.committed(q).await.expect("committed"), Some(20));
+        }
+
+        // The broker resets the group to the first messages (mqadmin
+        // resetOffsetByTime with force): 5.x stores the offsets and answers
+        // the consumer's next pull with PULL_OFFSET_MOVED, 4.9.x sends
+        // RESET_CONSUMER_CLIENT_OFFSET to the online consumer.
+        let admin = rmq_testkit::client::instance("lite_reset_admin").await;
+        let applied = admin
+            .invoke_broker_to_reset_offset(
+                &env.broker.broker_addr,
+                rmq_protocol::header::ResetOffsetRequestHeader {
+                    topic: topic.clone(),
+                    group: group.clone(),
+                    timestamp: 0,
+                    is_force: true,
+                    queue_id: None,
+                    offset: None,
+                },
+            )
+            .await
+            .expect("the broker resets the group");
+        assert!(
+            applied.iter().all(|(_, offset)| *offset == 0),
+            "{applied:?}"
+        );
+        admin.shutdown().await;
+
+        // The running consumer reads everything again (the broker holds a
+        // caught-up pull up to the 20 s suspend time before answering).
+        let again = collect_within(&c, 40, Duration::from_secs(60)).await;
+        let bodies: BTreeSet<String> = again.iter().map(body).collect();
+        let want: BTreeSet<String> = sent.iter().cloned().collect();
+        assert_eq!(bodies, want, "every message again");
+        assert_eq!(again.len(), 40, "each message once more");
+
+        // The commit after the replay lands where it was before the reset.
+        c.commit().await.expect("commit");
+        for q in &queues {
+            assert_eq!(c.committed(q).await.expect("committed"), Some(20));
+        }
+        c.shutdown().await.expect("shutdown");
+        producer.shutdown().await;
+    })
+    .await;
+}

@@ -1,6 +1,6 @@
 //! Which queues the lite pull consumer reads: the rebalance loop
-//! (`subscribe`), `assign`, adding and dropping a queue, `seek`, and the
-//! auto-commit loop.
+//! (`subscribe`), `assign`, adding and dropping a queue, `seek`, a reset
+//! by the broker, and the auto-commit loop.
 //!
 //! Every change of the assignment runs under `Inner::ops`, so a rebalance,
 //! an `assign`, a `seek` and the shutdown never interleave.
@@ -206,11 +206,20 @@ pub(crate) async fn seek(
             max,
         });
     }
+    let dropped =
+        restart(inner, mq, offset).ok_or_else(|| Error::NotAssigned { queue: mq.clone() })?;
+    info!(group = %inner.core.group(), queue = %mq, offset, dropped, "seek");
+    Ok(())
+}
+
+/// Restarts the assigned queue `mq` at `offset` (the caller holds
+/// `Inner::ops`): its buffered messages are dropped, `offset` becomes its
+/// handed-out position and a new pull task replaces the old one. The
+/// number of dropped messages; `None` when `mq` is not assigned.
+fn restart(inner: &Arc<Inner>, mq: &MessageQueue, offset: i64) -> Option<usize> {
     let (generation, token, dropped) = {
         let mut st = inner.state();
-        let Some((generation, dropped)) = st.buffer.seek(mq, offset) else {
-            return Err(Error::NotAssigned { queue: mq.clone() });
-        };
+        let (generation, dropped) = st.buffer.seek(mq, offset)?;
         let token = inner.child_token();
         if let Some(old) = st.pulls.insert(mq.clone(), token.clone()) {
             old.cancel();
@@ -219,9 +228,45 @@ pub(crate) async fn seek(
         (generation, token, dropped)
     };
     inner.space.notify_waiters();
-    info!(group = %inner.core.group(), queue = %mq, offset, dropped, "seek");
     pull_task::spawn(inner, mq.clone(), generation, token, Some(offset));
-    Ok(())
+    Some(dropped)
+}
+
+/// Applies an offset reset the broker asked for (RESET_CONSUMER_CLIENT_OFFSET,
+/// sent by brokers without server-side reset, e.g. 4.9.x, on mqadmin
+/// `resetOffsetByTime` with force): every assigned queue of `topic` listed
+/// restarts at its new offset as after a [`seek`], and the offset store
+/// holds that offset at once, so that the next commit keeps the reset
+/// (Java's `MQClientInstance.resetOffset` does this for push consumers; the
+/// lite consumer treats it as a seek). Brokers with server-side reset (5.x)
+/// answer the next pull with PULL_OFFSET_MOVED instead, which the pull task
+/// follows (Java `DefaultLitePullConsumerImpl`'s `updatePullOffset`).
+pub(crate) fn spawn_reset(inner: &Arc<Inner>, topic: String, offsets: Vec<(MessageQueue, i64)>) {
+    let task_inner = inner.clone();
+    inner.core.tasks().spawn(async move {
+        let inner = task_inner;
+        // Shutdown holds `ops` while it waits for this task: give way.
+        let _ops = tokio::select! {
+            ops = inner.ops.lock() => ops,
+            () = inner.core.cancel().cancelled() => return,
+        };
+        if inner.is_closed() {
+            return;
+        }
+        let store = inner.core.offset_store();
+        for (mq, offset) in offsets {
+            if mq.topic != topic {
+                continue;
+            }
+            match restart(&inner, &mq, offset) {
+                Some(dropped) => {
+                    store.update_offset(&mq, offset, false);
+                    info!(group = %inner.core.group(), queue = %mq, offset, dropped, "offset reset by the broker");
+                }
+                None => debug!(group = %inner.core.group(), queue = %mq, offset, "offset reset for a queue not assigned here"),
+            }
+        }
+    });
 }
 
 /// Every auto-commit interval, commits the handed-out offsets (persisting

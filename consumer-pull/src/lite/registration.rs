@@ -1,9 +1,14 @@
 //! The lite pull consumer as its client instance sees it
-//! ([`Registered`]): the heartbeat entry and group membership changes.
+//! ([`Registered`]): the heartbeat entry, group membership changes and
+//! offset resets by the broker.
+
+use std::sync::Arc;
 
 use rmq_consumer_base::Registered;
+use rmq_protocol::MessageQueue;
 use rmq_protocol::body::{ConsumeType, ConsumerData};
 
+use crate::lite::assignment;
 use crate::lite::inner::Inner;
 
 impl Registered for Inner {
@@ -23,5 +28,11 @@ impl Registered for Inner {
 
     fn notify_ids_changed(&self) {
         self.trigger.notify();
+    }
+
+    fn reset_offset(self: Arc<Self>, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
+        if !self.is_closed() {
+            assignment::spawn_reset(&self, topic.to_owned(), offsets);
+        }
     }
 }
