@@ -57,15 +57,14 @@ impl ClientInstance {
     pub async fn create_topic(&self, addr: &str, header: CreateTopicRequestHeader) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
         self.inner
-            .remoting
-            .invoke_expect(
+            .call_ok(
                 addr,
                 request,
                 self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
+                Some(&header.topic),
+                None,
             )
-            .await
-            .map_err(|e| self.inner.refusal(e, Some(&header.topic), None))?;
+            .await?;
         Ok(())
     }
 
@@ -86,15 +85,14 @@ impl ClientInstance {
             .with_ext_field("producerGroup", group);
         let response = self
             .inner
-            .remoting
-            .invoke_expect(
+            .call_ok(
                 addr,
                 request,
                 self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
+                None,
+                Some(group),
             )
-            .await
-            .map_err(|e| self.inner.refusal(e, None, Some(group)))?;
+            .await?;
         Ok(lenient_json::decode(&response.body, "ProducerConnection")?)
     }
 }

@@ -26,10 +26,8 @@ impl ClientInstance {
     ) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::CONSUMER_SEND_MSG_BACK, &header);
         self.inner
-            .remoting
-            .invoke_expect(addr, request, SEND_BACK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| self.inner.refusal(e, None, Some(&header.group)))?;
+            .call_ok(addr, request, SEND_BACK_TIMEOUT, None, Some(&header.group))
+            .await?;
         Ok(())
     }
 
@@ -71,10 +69,8 @@ impl ClientInstance {
             RemotingCommand::request(RequestCode::LOCK_BATCH_MQ, &EmptyHeader).with_body(body);
         let response = self
             .inner
-            .remoting
-            .invoke_expect(addr, request, LOCK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| self.inner.refusal(e, None, Some(group)))?;
+            .call_ok(addr, request, LOCK_TIMEOUT, None, Some(group))
+            .await?;
         let locked = LockBatchResponseBody::decode(&response.body)?;
         Ok(locked.lock_ok_mq_set.into_iter().collect())
     }
@@ -102,10 +98,8 @@ impl ClientInstance {
                 .await?;
         } else {
             self.inner
-                .remoting
-                .invoke_expect(addr, request, LOCK_TIMEOUT, &[ResponseCode::SUCCESS])
-                .await
-                .map_err(|e| self.inner.refusal(e, None, Some(group)))?;
+                .call_ok(addr, request, LOCK_TIMEOUT, None, Some(group))
+                .await?;
         }
         Ok(())
     }

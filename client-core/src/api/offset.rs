@@ -176,10 +176,8 @@ impl ClientInstance {
         let timeout = self.inner.config.request_timeout();
         let response = self
             .inner
-            .remoting
-            .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| self.inner.refusal(e, Some(topic), None))?;
+            .call_ok(addr, request, timeout, Some(topic), None)
+            .await?;
         let h: OffsetResponseHeader = response.decode_header()?;
         Ok(h.offset)
     }

@@ -254,13 +254,14 @@ impl ClientInstance {
         let request = RemotingCommand::request(RequestCode::CHANGE_MESSAGE_INVISIBLETIME, &header);
         let response = self
             .inner
-            .remoting
-            .invoke_expect(addr, request, ACK_TIMEOUT, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| {
-                self.inner
-                    .refusal(e, Some(&header.topic), Some(&header.consumer_group))
-            })?;
+            .call_ok(
+                addr,
+                request,
+                ACK_TIMEOUT,
+                Some(&header.topic),
+                Some(&header.consumer_group),
+            )
+            .await?;
         Ok(response.decode_header()?)
     }
 
@@ -281,13 +282,14 @@ impl ClientInstance {
         let timeout = self.inner.config.request_timeout();
         let response = self
             .inner
-            .remoting
-            .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-            .await
-            .map_err(|e| {
-                self.inner
-                    .refusal(e, Some(&body.topic), Some(&body.consumer_group))
-            })?;
+            .call_ok(
+                addr,
+                request,
+                timeout,
+                Some(&body.topic),
+                Some(&body.consumer_group),
+            )
+            .await?;
         Ok(QueryAssignmentResponseBody::decode(&response.body)?.message_queue_assignments)
     }
 

@@ -82,12 +82,7 @@ impl ClientInstance {
             let request =
                 RemotingCommand::request(RequestCode::HEART_BEAT, &EmptyHeader).with_body(body.clone());
             async move {
-                let result = self
-                    .inner
-                    .remoting
-                    .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-                    .await
-                    .map_err(|e| self.inner.refusal(e, None, None));
+                let result = self.inner.call_ok(addr, request, timeout, None, None).await;
                 match result {
                     Ok(response) => {
                         self.inner.record_broker_version(addr, response.version);
@@ -126,15 +121,14 @@ impl ClientInstance {
             RemotingCommand::request(RequestCode::HEART_BEAT, &EmptyHeader).with_body(body);
         let response = self
             .inner
-            .remoting
-            .invoke_expect(
+            .call_ok(
                 addr,
                 request,
                 self.inner.config.request_timeout(),
-                &[ResponseCode::SUCCESS],
+                None,
+                None,
             )
-            .await
-            .map_err(|e| self.inner.refusal(e, None, None))?;
+            .await?;
         self.inner.record_broker_version(addr, response.version);
         Ok(crate::BrokerVersion(response.version))
     }
@@ -159,12 +153,7 @@ impl ClientInstance {
         let sends = targets.iter().map(|addr| {
             let request = RemotingCommand::request(RequestCode::UNREGISTER_CLIENT, &header);
             async move {
-                let result = self
-                    .inner
-                    .remoting
-                    .invoke_expect(addr, request, timeout, &[ResponseCode::SUCCESS])
-                    .await
-                    .map_err(|e| self.inner.refusal(e, None, None));
+                let result = self.inner.call_ok(addr, request, timeout, None, None).await;
                 if let Err(e) = result {
                     warn!(client_id = %self.inner.client_id, addr, ?producer_group, ?consumer_group,
                         error = %rmq_protocol::ErrorChain(&e), "unregister failed");
