@@ -17,7 +17,7 @@
 #   stop                      stop exactly the processes `start` started (pid files), wait, remove the temp dir
 #   status                    what runs (exit 0 when the name server runs, 3 when nothing runs)
 #   env                       print the export lines of the running instance (exit 3 when nothing runs)
-#   start-broker NAME         start broker-a or broker-b (keeps its store when it ran before)
+#   start-broker NAME         start broker-a, broker-b, broker-a-s, broker-a-s2 (keeps its store when it ran before)
 #   start-proxy / stop-proxy / restart-proxy   start (5.x only), SIGTERM or restart the proxy of the running instance
 #   stop-broker NAME          SIGTERM one broker and wait for it to exit (store kept)
 #   kill-broker NAME          SIGKILL one broker (store kept; the next start does the abnormal recovery)
@@ -38,6 +38,23 @@
 #                      version of the line that resolves from Maven (tried in the order of VERSIONS_5 /
 #                      VERSIONS_4_9 below) and remembers the choice in .cache/rocketmq/choice-<line>.
 #   RMQ_SECOND_BROKER  1 = `start` also starts broker-b
+#   RMQ_TOPOLOGY       default (one master per broker group, as above) | master-slave | controller:
+#                      master-slave: broker-a master (brokerId=0, brokerRole=RMQ_MASTER_ROLE: ASYNC_MASTER (default)
+#                        or SYNC_MASTER) + its slave broker-a-s (brokerName broker-a, brokerId=1, brokerRole=SLAVE,
+#                        HA port = its port+1), both with slaveReadEnable=true; broker-b (a master) with
+#                        RMQ_SECOND_BROKER=1.
+#                      controller (5.x only): the controller embedded in the name server (enableControllerInNamesrv,
+#                        one DLedger peer on RMQ_CONTROLLER_PORT) and RMQ_REPLICAS (2 default, or 3) brokers in
+#                        controller mode (enableControllerMode, controllerAddr, brokerName broker-a, ids assigned by
+#                        the controller): broker-a, broker-a-s (and broker-a-s2); the first one up is elected master,
+#                        killing the master elects another. broker-b (a plain master) with RMQ_SECOND_BROKER=1.
+#                      start-broker / stop-broker / kill-broker / restart-broker take broker-a-s / broker-a-s2 too.
+#                      `start` prints RMQ_TOPOLOGY, RMQ_BROKER_A_SLAVE_ADDR (and RMQ_BROKER_A_SLAVE2_ADDR,
+#                      RMQ_CONTROLLER_ADDR).
+#   RMQ_BROKER_A_SLAVE_PORT / RMQ_BROKER_A_SLAVE2_PORT   ports of broker-a-s / broker-a-s2 (default broker-a's +20 / +30)
+#   RMQ_CONTROLLER_PORT  the embedded controller's DLedger (and request) port (default name server port + 2)
+#   RMQ_BROKER_HEAP / RMQ_NAMESRV_HEAP   -Xms of brokers / name server and proxy (default 256m / 128m; -Xmx is twice);
+#                      five JVMs at the defaults use about 2.5 GiB RSS. Every launch prints its java command (stderr).
 #   RMQ_START_TIMEOUT  seconds to wait for each process to become ready (default 120)
 #   RMQ_NAMESRV_PORT / RMQ_BROKER_A_PORT / RMQ_BROKER_B_PORT   ports (default 9876 / 10911 / 10921);
 #                      a broker also uses port-2 (fast/"VIP" channel) and port+1 (HA). A running instance keeps the
@@ -89,6 +106,12 @@ BROKER_A_PORT="${RMQ_BROKER_A_PORT:-10911}"
 BROKER_B_PORT="${RMQ_BROKER_B_PORT:-10921}"
 PROXY_PORT="${RMQ_PROXY_PORT:-8081}"
 PROXY_REMOTING_PORT="${RMQ_PROXY_REMOTING_PORT:-8080}"
+BROKER_A_SLAVE_PORT="${RMQ_BROKER_A_SLAVE_PORT:-$((BROKER_A_PORT + 20))}"
+BROKER_A_SLAVE2_PORT="${RMQ_BROKER_A_SLAVE2_PORT:-$((BROKER_A_PORT + 30))}"
+CONTROLLER_PORT="${RMQ_CONTROLLER_PORT:-$((NAMESRV_PORT + 2))}"
+TOPOLOGY="${RMQ_TOPOLOGY:-default}"
+MASTER_ROLE="${RMQ_MASTER_ROLE:-ASYNC_MASTER}"
+REPLICAS="${RMQ_REPLICAS:-2}"
 START_TIMEOUT="${RMQ_START_TIMEOUT:-120}"
 HOST=127.0.0.1
 NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
@@ -383,7 +406,9 @@ broker_port() {
   case "$1" in
     broker-a) echo "$BROKER_A_PORT" ;;
     broker-b) echo "$BROKER_B_PORT" ;;
-    *) die "unknown broker '$1' (broker-a or broker-b)" ;;
+    broker-a-s) echo "$BROKER_A_SLAVE_PORT" ;;
+    broker-a-s2) echo "$BROKER_A_SLAVE2_PORT" ;;
+    *) die "unknown broker '$1' (broker-a, broker-b, broker-a-s or broker-a-s2)" ;;
   esac
 }
 
@@ -638,6 +663,59 @@ write_namesrv_conf() {
 listenPort=$NAMESRV_PORT
 bindAddress=$HOST
 EOF
+  if [[ "$TOPOLOGY" == controller ]]; then
+    cat >>"$1" <<EOF
+# the controller (5.x), embedded: one DLedger peer, which also takes the brokers' controller requests
+enableControllerInNamesrv=true
+controllerDLegerGroup=rmq-local
+controllerDLegerPeers=n0-$HOST:$CONTROLLER_PORT
+controllerDLegerSelfId=n0
+controllerStorePath=$(dirname "$1")/controller
+enableElectUncleanMaster=false
+notifyBrokerRoleChanged=true
+scanNotActiveBrokerInterval=1000
+EOF
+  fi
+}
+
+# broker_role_conf NAME STORE: the brokerName / brokerId / brokerRole lines (and the replication settings) of NAME
+# in the instance's topology.
+broker_role_conf() {
+  local name="$1" store="$2" group="$1"
+  [[ "$name" == broker-a-s* ]] && group=broker-a
+  echo "brokerName=$group"
+  if [[ "$TOPOLOGY" == controller && "$group" == broker-a ]]; then
+    # ScheduleMessageService et al. start once the controller made this replica the master
+    cat <<EOF
+# controller mode (5.x): the controller embedded in the name server elects the master and assigns the ids
+brokerRole=SLAVE
+enableControllerMode=true
+controllerAddr=$HOST:$CONTROLLER_PORT
+# an acknowledged send is on every replica of the sync state set (nothing acknowledged is lost on a switch)
+allAckInSyncStateSet=true
+storePathEpochFile=$store/epochFileCheckpoint
+# faster failure detection than the defaults (heartbeat timeout 10 s, metadata sync 5 s)
+controllerHeartBeatTimeoutMills=3000
+brokerHeartbeatInterval=500
+syncBrokerMetadataPeriod=1000
+checkSyncStateSetPeriod=1000
+haMaxTimeSlaveNotCatchup=5000
+slaveReadEnable=true
+EOF
+  elif [[ "$TOPOLOGY" == master-slave && "$group" == broker-a ]]; then
+    if [[ "$name" == broker-a ]]; then
+      echo "brokerId=0"
+      echo "brokerRole=${MASTER_ROLE}"
+    else
+      echo "brokerId=1"
+      echo "brokerRole=SLAVE"
+    fi
+    echo "# consumers may be told to pull from the slave, and the slave serves them"
+    echo "slaveReadEnable=true"
+  else
+    echo "brokerId=0"
+    echo "brokerRole=ASYNC_MASTER"
+  fi
 }
 
 write_broker_conf() { # FILE NAME PORT STORE VERSION (after load_security)
@@ -646,9 +724,7 @@ write_broker_conf() { # FILE NAME PORT STORE VERSION (after load_security)
   cat >"$f" <<EOF
 # generated by scripts/rocketmq-local.sh: a small, test-friendly broker
 brokerClusterName=$CLUSTER
-brokerName=$name
-brokerId=0
-brokerRole=ASYNC_MASTER
+$(broker_role_conf "$name" "$store")
 flushDiskType=ASYNC_FLUSH
 namesrvAddr=$NAMESRV_ADDR_LOCAL
 # advertise loopback (else a non-loopback interface address is registered)
@@ -715,9 +791,10 @@ java_opts() {
 # launch T NAME MAINCLASS ARGS...: java in the background, detached (own session, fds closed), pid in <T>/<NAME>/pid
 launch() {
   local t="$1" name="$2" main="$3"; shift 3
-  local d="$t/$name" v heap=128m opts=()
+  local d="$t/$name" v heap="${RMQ_NAMESRV_HEAP:-128m}" opts=()
   v="$(cat "$t/version")"
-  [[ "$name" == broker-* ]] && heap=256m
+  [[ "$name" == broker-* ]] && heap="${RMQ_BROKER_HEAP:-256m}"
+  [[ "$heap" =~ ^[0-9]+m$ ]] || die "heap '$heap' must be megabytes like 256m (RMQ_BROKER_HEAP / RMQ_NAMESRV_HEAP)"
   mkdir -p "$d/home"
   mapfile -t opts < <(java_opts "$t" "$name" "$heap")
   local cp
@@ -725,6 +802,7 @@ launch() {
   local setsid=()
   command -v setsid >/dev/null 2>&1 && setsid=(setsid)
   : >"$d/stdout.log"
+  log "launch $name: $JAVA ${opts[*]} -cp <RocketMQ $v jars> $main $*"
   (
     cd "$d"
     export ROCKETMQ_HOME="$t/rocketmq-home"
@@ -768,7 +846,8 @@ wait_broker() {
   while :; do
     alive "$t" "$name" || { log "$name exited during startup"; dump_logs "$t" "$name" broker; return 1; }
     if grep -q 'boot success' "$t/$name/stdout.log" \
-       && probe cluster "$NAMESRV_ADDR_LOCAL" 2>/dev/null | grep -q " $name 0 $HOST:$port\$" \
+       && probe cluster "$NAMESRV_ADDR_LOCAL" 2>/dev/null \
+            | grep -Eq " ${name%-s*} $(registered_as "$name") $HOST:$port\$" \
        && probe version "$HOST:$port" >/dev/null 2>&1; then
       return 0
     fi
@@ -881,6 +960,12 @@ print_env() { # T
   echo "export NAMESRV_ADDR=$NAMESRV_ADDR_LOCAL"
   echo "export RMQ_BROKER_ADDR=$HOST:$BROKER_A_PORT"
   if alive "$t" broker-b; then echo "export RMQ_BROKER_B_ADDR=$HOST:$BROKER_B_PORT"; fi
+  if [[ "$TOPOLOGY" != default ]]; then
+    echo "export RMQ_TOPOLOGY=$TOPOLOGY"
+    echo "export RMQ_BROKER_A_SLAVE_ADDR=$HOST:$BROKER_A_SLAVE_PORT"
+    if [[ " $(replica_names) " == *" broker-a-s2 "* ]]; then echo "export RMQ_BROKER_A_SLAVE2_ADDR=$HOST:$BROKER_A_SLAVE2_PORT"; fi
+    if [[ "$TOPOLOGY" == controller ]]; then echo "export RMQ_CONTROLLER_ADDR=$HOST:$CONTROLLER_PORT"; fi
+  fi
   if alive "$t" proxy; then echo "export RMQ_PROXY_ENDPOINT=$HOST:$PROXY_PORT"; fi
   echo "export RMQ_VERSION=$(cat "$t/version")"
   load_security "$t"
@@ -935,6 +1020,7 @@ cmd_start() {
     fi
     log "already running: RocketMQ $running, name server $NAMESRV_ADDR_LOCAL (run dir $t)"
     start_broker_in "$t" broker-a || die "could not start broker-a"
+    for arg in $(replica_names); do start_broker_in "$t" "$arg" || die "could not start $arg"; done
     if [[ "$second" == 1 ]]; then start_broker_in "$t" broker-b || die "could not start broker-b"; fi
     if [[ "${RMQ_PROXY:-0}" == 1 ]]; then start_proxy_in "$t" || die "could not start the proxy (logs: $t/proxy)"; fi
     print_env "$t"
@@ -948,6 +1034,7 @@ cmd_start() {
 
   local security; security="$(requested_security)"
   local v; v="$(resolve_version)"
+  check_topology "$v"
   if grep -q '^SEC_AUTH=acl' <<<"$security" && ! is_4x "$v" && ! version_at_least "$v" 5.3.0; then
     die "RMQ_AUTH=acl on 5.x needs ACL 2.0 (RocketMQ 5.3.0 or later); $v was asked"
   fi
@@ -956,7 +1043,7 @@ cmd_start() {
     ensure_tcnative
   fi
   local p
-  for p in "$NAMESRV_PORT" "$BROKER_A_PORT"; do
+  for p in "$NAMESRV_PORT" "$BROKER_A_PORT" $([[ "$TOPOLOGY" == controller ]] && echo "$CONTROLLER_PORT"); do
     port_open "$p" && die "port $p is already in use by another process (another RocketMQ?). Stop it, or point the tests at it with NAMESRV_ADDR"
   done
   check_disk
@@ -965,6 +1052,8 @@ cmd_start() {
   echo "$v" >"$t/version"
   printf 'NAMESRV_PORT=%s\nBROKER_A_PORT=%s\nBROKER_B_PORT=%s\nPROXY_PORT=%s\nPROXY_REMOTING_PORT=%s\n' \
     "$NAMESRV_PORT" "$BROKER_A_PORT" "$BROKER_B_PORT" "$PROXY_PORT" "$PROXY_REMOTING_PORT" >"$t/ports"
+  printf 'BROKER_A_SLAVE_PORT=%s\nBROKER_A_SLAVE2_PORT=%s\nCONTROLLER_PORT=%s\nTOPOLOGY=%s\nMASTER_ROLE=%s\nREPLICAS=%s\n' \
+    "$BROKER_A_SLAVE_PORT" "$BROKER_A_SLAVE2_PORT" "$CONTROLLER_PORT" "$TOPOLOGY" "$MASTER_ROLE" "$REPLICAS" >>"$t/ports"
   printf '%s\n' "$security" >"$t/security"
   mkdir -p "$t/rocketmq-home/conf" "$t/namesrv"
   is_4x "$v" && write_logback_4x "$t/rocketmq-home"
@@ -974,13 +1063,16 @@ cmd_start() {
   ln -sfn "$t" "$CURRENT"
 
   local t0 t1; t0=$(now)
-  log "starting RocketMQ $v, $(describe_security) (run dir $t)"
+  log "starting RocketMQ $v, $(describe_security), topology $TOPOLOGY (run dir $t)"
   write_namesrv_conf "$t/namesrv/namesrv.conf"
   launch "$t" namesrv org.apache.rocketmq.namesrv.NamesrvStartup -c "$t/namesrv/namesrv.conf"
   if ! wait_namesrv "$t"; then stop_all "$t" keep; die "the name server did not start (logs kept in $t)"; fi
   t1=$(now)
   log "name server up on $NAMESRV_ADDR_LOCAL (pid $(pid_of "$t" namesrv), $(( t1 - t0 )) s)"
   if ! start_broker_in "$t" broker-a; then stop_all "$t" keep; die "broker-a did not start (logs kept in $t)"; fi
+  for arg in $(replica_names); do
+    if ! start_broker_in "$t" "$arg"; then stop_all "$t" keep; die "$arg did not start (logs kept in $t)"; fi
+  done
   if [[ "$second" == 1 ]] && ! start_broker_in "$t" broker-b; then
     stop_all "$t" keep; die "broker-b did not start (logs kept in $t)"
   fi
@@ -1006,7 +1098,7 @@ check_disk() {
 # SIGKILL: the store is thrown away, and a 5.x broker's graceful shutdown takes ~15 s.
 stop_all() {
   local t="$1" keep="${2:-}" name
-  for name in proxy broker-b broker-a namesrv; do
+  for name in proxy broker-a-s2 broker-a-s broker-b broker-a namesrv; do
     if alive "$t" "$name"; then
       log "stopping $name (pid $(pid_of "$t" "$name"))"
       terminate "$t" "$name" KILL
@@ -1046,7 +1138,7 @@ cmd_status() {
   load_security "$t"
   echo "RocketMQ $(cat "$t/version"), $(describe_security) (run dir $t)"
   local name addr
-  for name in namesrv broker-a broker-b proxy; do
+  for name in namesrv $(all_brokers) proxy; do
     case "$name" in
       namesrv) addr="$NAMESRV_ADDR_LOCAL" ;;
       proxy) addr="$HOST:$PROXY_PORT" ;;
@@ -1079,7 +1171,7 @@ cmd_env() {
 
 cmd_broker() { # ACTION NAME
   local action="$1" name="${2:-}"
-  [[ -n "$name" ]] || die "$action needs a broker name (broker-a or broker-b)"
+  [[ -n "$name" ]] || die "$action needs a broker name (broker-a, broker-b, broker-a-s or broker-a-s2)"
   broker_port "$name" >/dev/null
   lock
   local t; t="$(require_running)"
@@ -1127,7 +1219,7 @@ cmd_logs() {
   local t; t="$(run_dir)"
   [[ -n "$t" ]] || die "not running"
   local names=("$@") name
-  [[ $# -eq 0 ]] && names=(namesrv broker-a broker-b proxy)
+  [[ $# -eq 0 ]] && names=(namesrv $(all_brokers) proxy)
   for name in "${names[@]}"; do
     [[ -d "$t/$name" ]] || continue
     local main=broker; [[ "$name" == namesrv ]] && main=namesrv; [[ "$name" == proxy ]] && main=proxy
@@ -1178,6 +1270,12 @@ load_ports() { # T
       BROKER_B_PORT=*) BROKER_B_PORT="${line#*=}" ;;
       PROXY_PORT=*) PROXY_PORT="${line#*=}" ;;
       PROXY_REMOTING_PORT=*) PROXY_REMOTING_PORT="${line#*=}" ;;
+      BROKER_A_SLAVE_PORT=*) BROKER_A_SLAVE_PORT="${line#*=}" ;;
+      BROKER_A_SLAVE2_PORT=*) BROKER_A_SLAVE2_PORT="${line#*=}" ;;
+      CONTROLLER_PORT=*) CONTROLLER_PORT="${line#*=}" ;;
+      TOPOLOGY=*) TOPOLOGY="${line#*=}" ;;
+      MASTER_ROLE=*) MASTER_ROLE="${line#*=}" ;;
+      REPLICAS=*) REPLICAS="${line#*=}" ;;
     esac
   done <"$1/ports"
   NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
@@ -1189,7 +1287,43 @@ env_ports() {
   BROKER_B_PORT="${RMQ_BROKER_B_PORT:-10921}"
   PROXY_PORT="${RMQ_PROXY_PORT:-8081}"
   PROXY_REMOTING_PORT="${RMQ_PROXY_REMOTING_PORT:-8080}"
+  BROKER_A_SLAVE_PORT="${RMQ_BROKER_A_SLAVE_PORT:-$((BROKER_A_PORT + 20))}"
+  BROKER_A_SLAVE2_PORT="${RMQ_BROKER_A_SLAVE2_PORT:-$((BROKER_A_PORT + 30))}"
+  CONTROLLER_PORT="${RMQ_CONTROLLER_PORT:-$((NAMESRV_PORT + 2))}"
+  TOPOLOGY="${RMQ_TOPOLOGY:-default}"
+  MASTER_ROLE="${RMQ_MASTER_ROLE:-ASYNC_MASTER}"
+  REPLICAS="${RMQ_REPLICAS:-2}"
   NAMESRV_ADDR_LOCAL="$HOST:$NAMESRV_PORT"
+}
+
+# check_topology VERSION: the topology settings are known and fit the version.
+check_topology() {
+  case "$TOPOLOGY" in
+    default|master-slave) ;;
+    controller) is_4x "$1" && die "RMQ_TOPOLOGY=controller needs RocketMQ 5.x (the controller is 5.x only); $1 was asked" ;;
+    *) die "RMQ_TOPOLOGY='$TOPOLOGY': default, master-slave or controller" ;;
+  esac
+  [[ "$MASTER_ROLE" == ASYNC_MASTER || "$MASTER_ROLE" == SYNC_MASTER ]] \
+    || die "RMQ_MASTER_ROLE='$MASTER_ROLE': ASYNC_MASTER or SYNC_MASTER"
+  [[ "$REPLICAS" == 2 || "$REPLICAS" == 3 ]] || die "RMQ_REPLICAS='$REPLICAS': 2 or 3"
+}
+
+# replica_names: the brokers of group broker-a besides broker-a in the instance's topology.
+replica_names() {
+  case "$TOPOLOGY" in
+    master-slave) echo broker-a-s ;;
+    controller) if [[ "$REPLICAS" == 3 ]]; then echo broker-a-s broker-a-s2; else echo broker-a-s; fi ;;
+  esac
+}
+
+# every broker name the instance may have run
+all_brokers() { echo broker-a broker-b broker-a-s broker-a-s2; }
+
+# registered_as NAME: the broker id NAME registers with (a regex; the controller assigns ids in controller mode)
+registered_as() {
+  if [[ "$TOPOLOGY" == controller && "$1" == broker-a* ]]; then echo '[0-9]+'
+  elif [[ "$1" == broker-a-s* ]]; then echo 1
+  else echo 0; fi
 }
 
 main() {

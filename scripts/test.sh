@@ -18,6 +18,13 @@
 #   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
 #   RMQ_SECURE_NAMESRV_PORT / RMQ_SECURE_BROKER_PORT (defaults 19876 / 20911); it is stopped before
 #   the next version and at exit.
+# - The cluster step (RMQ_CLUSTER_STEP=1, the default; 0 skips it), after the other steps of each version:
+#   a replicated cluster of its own (RMQ_INSTANCE=cluster on RMQ_CLUSTER_NAMESRV_PORT, RMQ_CLUSTER_BROKER_A_PORT,
+#   RMQ_CLUSTER_BROKER_B_PORT, RMQ_CLUSTER_SLAVE_PORT, RMQ_CLUSTER_SLAVE2_PORT, RMQ_CLUSTER_CONTROLLER_PORT; defaults
+#   19976 / 20011 / 20021 / 20031 / 20041 / 19978) per topology: master-slave (broker-a + slave + broker-b,
+#   accessMessageInMemoryMaxRatio=0) on every version, then controller (2 replicas) on 5.x, each running the
+#   tests-integration `cluster` tests of that topology (`#[ignore]`d in the normal run) and stopped after. It prints
+#   the tests' `cluster-figures:` lines (failover times, lost, duplicates) and the RSS of the cluster's JVMs.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -83,6 +90,7 @@ cleanup() {
     bash "$RMQ" stop || true
   fi
   stop_secure
+  stop_cluster
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -96,6 +104,69 @@ for spec in $versions; do
 done
 [[ ${#exact[@]} -gt 0 ]] || { say "RMQ_VERSIONS is empty"; exit 64; }
 say "RocketMQ versions: ${exact[*]}"
+
+# cluster_env CMD...: CMD with the cluster instance's settings (not the default instance's).
+cluster_env() {
+  RMQ_INSTANCE=cluster \
+  RMQ_NAMESRV_PORT="${RMQ_CLUSTER_NAMESRV_PORT:-19976}" \
+  RMQ_BROKER_A_PORT="${RMQ_CLUSTER_BROKER_A_PORT:-20011}" \
+  RMQ_BROKER_B_PORT="${RMQ_CLUSTER_BROKER_B_PORT:-20021}" \
+  RMQ_BROKER_A_SLAVE_PORT="${RMQ_CLUSTER_SLAVE_PORT:-20031}" \
+  RMQ_BROKER_A_SLAVE2_PORT="${RMQ_CLUSTER_SLAVE2_PORT:-20041}" \
+  RMQ_CONTROLLER_PORT="${RMQ_CLUSTER_CONTROLLER_PORT:-19978}" \
+  "$@"
+}
+stop_cluster() { cluster_env bash "$RMQ" stop >/dev/null 2>&1 || true; }
+
+# cluster_rss: the resident memory of the cluster instance's JVMs, "name=MiB ... total=MiB".
+cluster_rss() {
+  local dir="$ROOT/.cache/rocketmq/current-cluster" f pid kb total=0 out=""
+  for f in "$dir"/*/pid; do
+    [[ -f "$f" ]] || continue
+    pid="$(cat "$f")"
+    kb="$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)"
+    [[ "$kb" =~ ^[0-9]+$ ]] || continue
+    total=$(( total + kb ))
+    out+="$(basename "$(dirname "$f")")=$(( kb / 1024 ))MiB "
+  done
+  echo "${out}total=$(( total / 1024 ))MiB"
+}
+
+# cluster_step VERSION TOPOLOGY: start the cluster, run its tests, stop it. Returns cargo's exit code.
+cluster_step() {
+  local v="$1" topo="$2" lines rc=0 t0 log rss
+  t0=$(date +%s)
+  stop_cluster
+  local second=0; [[ "$topo" == master-slave ]] && second=1
+  if ! lines="$(cluster_env RMQ_VERSION="$v" RMQ_TOPOLOGY="$topo" RMQ_SECOND_BROKER="$second" RMQ_START_TIMEOUT="${RMQ_START_TIMEOUT:-300}" \
+                 RMQ_BROKER_EXTRA_CONF="accessMessageInMemoryMaxRatio=0" bash "$RMQ" start)"; then
+    say "could not start the $topo cluster of RocketMQ $v"
+    stop_cluster
+    return 1
+  fi
+  say "$topo cluster of RocketMQ $v up after $(( $(date +%s) - t0 )) s"
+  log="$(mktemp)"
+  (
+    unset NAMESRV_ADDR RMQ_BROKER_ADDR RMQ_BROKER_B_ADDR RMQ_PROXY_ENDPOINT
+    eval "$lines"
+    export NAMESRV_ADDR RMQ_BROKER_ADDR RMQ_VERSION RMQ_TOPOLOGY RMQ_BROKER_A_SLAVE_ADDR
+    [[ -n "${RMQ_BROKER_B_ADDR:-}" ]] && export RMQ_BROKER_B_ADDR
+    [[ -n "${RMQ_BROKER_A_SLAVE2_ADDR:-}" ]] && export RMQ_BROKER_A_SLAVE2_ADDR
+    [[ -n "${RMQ_CONTROLLER_ADDR:-}" ]] && export RMQ_CONTROLLER_ADDR
+    export RMQ_INSTANCE=cluster
+    filter=(); [[ "$topo" == master-slave ]] && filter=(--skip controller_)
+    [[ "$topo" == controller ]] && filter=(controller_)
+    cluster_env cargo test -p rmq-tests-integration --test cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
+  ) 2>&1 | tee "$log"
+  rc="${PIPESTATUS[0]}"
+  rss="$(cluster_rss)"
+  grep -h '^cluster-figures:' "$log" | sed "s/\$/ topology=$topo/" >&2 || true
+  say "cluster-figures: RocketMQ $v $topo JVM RSS after the tests: $rss"
+  rm -f "$log"
+  stop_cluster
+  say "$topo cluster step of RocketMQ $v: $(( $(date +%s) - t0 )) s, exit $rc"
+  return "$rc"
+}
 
 summary=()
 first=1
@@ -162,6 +233,15 @@ for v in "${exact[@]}"; do
       "${auto[@]}" || rc=$?
       summary+=("RocketMQ $v: auto-created topic route -> exit $rc")
     fi
+  fi
+  if [[ "$rc" == 0 && "${RMQ_CLUSTER_STEP:-1}" == 1 ]]; then
+    topologies=(master-slave); [[ "$v" == 5.* ]] && topologies+=(controller)
+    for topo in "${topologies[@]}"; do
+      say "cluster step: RocketMQ $v $topo"
+      cluster_step "$v" "$topo" || rc=$?
+      summary+=("RocketMQ $v: cluster step ($topo) -> exit $rc")
+      [[ "$rc" == 0 ]] || break
+    done
   fi
   if [[ "$rc" != 0 ]]; then
     printf 'test.sh: %s\n' "${summary[@]}" >&2

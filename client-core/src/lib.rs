@@ -31,7 +31,7 @@ mod route;
 
 pub use api::admin::{Connection, ProducerConnection};
 pub use api::pop::{PopResult, PopStatus, is_pop_unsupported};
-pub use api::pull::{PullResult, PullStatus};
+pub use api::pull::{PullCounts, PullResult, PullStatus};
 pub use api::send::{SendResult, SendStatus};
 pub use auth::{AUTH_FAILURE_BACKOFF, AclSigner, AuthRefusal, Credentials};
 pub use clock::now_ms;

@@ -151,6 +151,15 @@ impl RouteSnapshot {
             .map(|(id, addr)| (addr.clone(), *id != MASTER_ID))
     }
 
+    /// Whether `addr` is a slave's (a non-zero id) in the broker address
+    /// table; unknown addresses count as masters.
+    pub(crate) fn is_slave_addr(&self, addr: &str) -> bool {
+        self.brokers
+            .values()
+            .flat_map(|ids| ids.iter())
+            .any(|(id, a)| *id != MASTER_ID && a == addr)
+    }
+
     /// Every broker address: `(broker_name, id, addr)`, sorted.
     pub(crate) fn broker_addrs(&self) -> Vec<(String, i64, String)> {
         let mut out: Vec<(String, i64, String)> = self

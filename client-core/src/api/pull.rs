@@ -1,5 +1,6 @@
 //! PULL_MESSAGE / LITE_PULL_MESSAGE: [`PullResult`].
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -128,6 +129,16 @@ pub fn pull_timeout(header: &PullMessageRequestHeader) -> Duration {
 }
 
 impl ClientInstance {
+    /// Pull requests this instance sent so far to masters and to slaves
+    /// (by the broker address table at the time of each request): shows
+    /// where the broker's `suggestWhichBrokerId` sent the consumers.
+    pub fn pull_counts(&self) -> PullCounts {
+        PullCounts {
+            from_master: self.inner.pulls[0].load(Ordering::Relaxed),
+            from_slave: self.inner.pulls[1].load(Ordering::Relaxed),
+        }
+    }
+
     /// Pulls from the broker at `addr`: PULL_MESSAGE, or
     /// LITE_PULL_MESSAGE when the header's sysFlag has the lite-pull bit.
     /// `timeout` `None` means [`pull_timeout`] (the header's
@@ -156,12 +167,25 @@ impl ClientInstance {
         };
         let timeout = timeout.unwrap_or_else(|| pull_timeout(&header));
         let request = RemotingCommand::request(code, &header);
+        let slave = self.inner.routes.load().is_slave_addr(addr);
+        self.inner.pulls[usize::from(slave)].fetch_add(1, Ordering::Relaxed);
         let response = self.inner.remoting.invoke(addr, request, timeout).await?;
         PullResult::from_response(addr, code, response).map_err(|e| {
             self.inner
                 .refusal(e, Some(&header.topic), Some(&header.consumer_group))
         })
     }
+}
+
+/// Pull requests sent, by the role of the broker they went to
+/// ([`ClientInstance::pull_counts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct PullCounts {
+    /// Sent to a master (broker id 0) or an address not in the route.
+    pub from_master: u64,
+    /// Sent to a slave (broker id 1 and up).
+    pub from_slave: u64,
 }
 
 #[cfg(test)]

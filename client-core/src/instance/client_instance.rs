@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -92,6 +92,8 @@ pub(crate) struct Inner {
     pub(crate) users: AtomicUsize,
     /// Set once shutdown has begun (no new users, no new registrations).
     pub(crate) closing: AtomicBool,
+    /// Pull requests sent to a master (`[0]`) and to a slave (`[1]`) address.
+    pub(crate) pulls: [AtomicU64; 2],
     /// Held by the shutdown sequence; `true` once it completed.
     pub(crate) shutdown_done: tokio::sync::Mutex<bool>,
     pub(crate) cancel: CancellationToken,
@@ -208,6 +210,7 @@ impl ClientInstance {
             heartbeat_wakeup: Arc::new(tokio::sync::Notify::new()),
             users: AtomicUsize::new(1),
             closing: AtomicBool::new(false),
+            pulls: [AtomicU64::new(0), AtomicU64::new(0)],
             shutdown_done: tokio::sync::Mutex::new(false),
             cancel: CancellationToken::new(),
             tasks: TaskTracker::new(),

@@ -1,0 +1,436 @@
+//! Replicated clusters (`scripts/rocketmq-local.sh` with `RMQ_TOPOLOGY=master-slave` or
+//! `controller`, run by the cluster step of `scripts/test.sh`): slave reads, a SIGKILLed master
+//! with its slave serving the reads, and the 5.x controller electing a new master.
+//!
+//! Every test checks the topology it needs (`RMQ_TOPOLOGY`) and fails with the reason when the
+//! cluster is another one. Each prints a `cluster-figures:` line (failover time, lost,
+//! duplicates) that the test step collects.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use futures::StreamExt;
+use rmq_client_core::{ClientInstance, PullCounts};
+use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
+use rmq_producer::{Message, Producer};
+use rmq_protocol::MessageQueue;
+use rmq_tests_integration::consumer::{self, ConsumerSpec};
+use rmq_tests_integration::{Env, Recorder, poll_until, within};
+
+const CLUSTER_TIMEOUT: Duration = Duration::from_secs(400);
+const QUEUES: i32 = 4;
+const GROUP_A: &str = "broker-a";
+
+fn require_topology(want: &str) {
+    let got = std::env::var("RMQ_TOPOLOGY").unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "this test needs a cluster started with RMQ_TOPOLOGY={want} (RMQ_TOPOLOGY={got:?} here): \
+         run it through the cluster step of scripts/test.sh"
+    );
+}
+
+fn env_addr(key: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| panic!("{key} is not set (printed by rocketmq-local.sh start)"))
+}
+
+/// The addresses of broker group `name` by broker id, as the name server lists them now.
+fn group_addrs(namesrv: &str, name: &str) -> BTreeMap<i64, String> {
+    rmq_testkit::registered_brokers(namesrv)
+        .unwrap_or_else(|e| panic!("name server {namesrv}: {e}"))
+        .into_iter()
+        .filter(|b| b.name == name)
+        .map(|b| (b.id, b.addr))
+        .collect()
+}
+
+/// The script's process name of a broker-a replica address.
+fn process_of(addr: &str) -> &'static str {
+    for (key, name) in [
+        ("RMQ_BROKER_ADDR", "broker-a"),
+        ("RMQ_BROKER_A_SLAVE_ADDR", "broker-a-s"),
+        ("RMQ_BROKER_A_SLAVE2_ADDR", "broker-a-s2"),
+    ] {
+        if std::env::var(key).ok().as_deref() == Some(addr) {
+            return name;
+        }
+    }
+    panic!("{addr} is none of the broker-a replicas the script started")
+}
+
+async fn wait_replicated(env: &Env, slave: &str, topic: &str) {
+    // The consume queues are written after the send is answered: compare the master's and the
+    // slave's max offsets until both agree.
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "the slave holds every message of the master",
+        || async move {
+            let mut master = Vec::new();
+            let mut have = Vec::new();
+            for q in 0..QUEUES {
+                master.push(env.max_offset(&MessageQueue::new(topic, GROUP_A, q)).await);
+                have.push(
+                    env.admin
+                        .get_max_offset(slave, topic, q, Some(GROUP_A))
+                        .await
+                        .unwrap_or(-1),
+                );
+            }
+            if have == master { Ok(have) } else { Err((master, have)) }
+        },
+    )
+    .await;
+}
+
+fn counts(instance: &ClientInstance) -> PullCounts {
+    instance.pull_counts()
+}
+
+/// Slave reads: with `accessMessageInMemoryMaxRatio=0` the master suggests the slave (broker id 1)
+/// for any pull behind the end of the commit log; the consumer drains the backlog from the slave,
+/// and once caught up the slave sends it back to the master.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs RMQ_TOPOLOGY=master-slave with accessMessageInMemoryMaxRatio=0: the cluster step of scripts/test.sh"]
+async fn backlog_is_read_from_the_slave_then_from_the_master() {
+    within(CLUSTER_TIMEOUT, async {
+        require_topology("master-slave");
+        const N: usize = 2_000;
+        let env = Env::new().await;
+        let slave = env_addr("RMQ_BROKER_A_SLAVE_ADDR");
+        let topic = env.topic("cl_slave_read", QUEUES).await;
+        let group = rmq_testkit::unique_name("cl_slave_read_cg");
+        let producer = env.producer().await;
+        let sent = env
+            .send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
+            .await;
+        wait_replicated(&env, &slave, &topic).await;
+
+        let rec = Arc::new(Recorder::new());
+        let c = consumer::start(
+            ConsumerSpec::new(env.namesrv(), &group, &topic)
+                .suspend_timeout(Duration::from_secs(1))
+                .pull_batch_size(16),
+            consumer::recording(rec.clone(), 0, |_, _| false),
+        )
+        .await;
+        let started = Instant::now();
+        rec.wait_distinct(N, Duration::from_secs(120)).await;
+        let drained = counts(c.client_instance());
+        println!("backlog of {N} drained in {:?}: pulls {drained:?}", started.elapsed());
+        assert!(
+            drained.from_slave > 0,
+            "the backlog was read from the slave (broker id 1): pulls {drained:?}"
+        );
+
+        // Caught up: new messages come from the master, the slave is no longer asked.
+        let more = env
+            .send_spread(&producer, 100, |i| Message::new(&topic, format!("more-{i}")))
+            .await;
+        rec.wait_distinct(N + 100, Duration::from_secs(60)).await;
+        let caught_up = counts(c.client_instance());
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            "pulls go to the master again",
+            || async {
+                let now = counts(c.client_instance());
+                if now.from_master >= caught_up.from_master + 8 { Ok(now) } else { Err(now) }
+            },
+        )
+        .await;
+        let end = counts(c.client_instance());
+        assert!(
+            end.from_slave <= caught_up.from_slave + u64::try_from(QUEUES).unwrap_or(4),
+            "caught up, the consumer pulls from the master: {caught_up:?} -> {end:?}"
+        );
+        let expected: Vec<&str> = sent.iter().chain(&more).map(|s| s.msg_id.as_str()).collect();
+        let (missing, dups) = rec.with(|seen| (seen.missing(expected.iter().copied()), seen.duplicates()));
+        println!(
+            "cluster-figures: scenario=slave-reads version={} lost={} duplicates={dups} \
+             slave_pulls={} master_pulls={}",
+            env.broker.version,
+            missing.len(),
+            end.from_slave,
+            end.from_master
+        );
+        assert!(missing.is_empty(), "none lost: {} missing", missing.len());
+        c.shutdown().await.expect("clean shutdown");
+        producer.shutdown().await;
+        env.shutdown().await;
+    })
+    .await;
+}
+
+/// Sends `n` messages one by one, retrying a failed send (an unacknowledged one is not in the
+/// ledger); returns the acknowledged ids and the number of failed attempts.
+async fn send_ledger(producer: &Producer, topic: &str, tag: &str, n: usize) -> (Vec<String>, usize) {
+    let mut acked = Vec::with_capacity(n);
+    let mut failed = 0;
+    for i in 0..n {
+        loop {
+            match producer.send(Message::new(topic, format!("{tag}-{i}"))).await {
+                Ok(r) => {
+                    acked.push(r.msg_id);
+                    break;
+                }
+                Err(e) => {
+                    failed += 1;
+                    assert!(failed < 200, "sends keep failing: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+    (acked, failed)
+}
+
+/// A SIGKILLed master in a master–slave group: producers fail over to broker-b, push and lite
+/// consumers read what the slave holds, their offsets are committed to the master once it is back
+/// (never backwards), and reads return to the master.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs RMQ_TOPOLOGY=master-slave with broker-b: the cluster step of scripts/test.sh"]
+async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
+    within(CLUSTER_TIMEOUT, async {
+        require_topology("master-slave");
+        const N: usize = 600;
+        let env = Env::new().await;
+        let slave = env_addr("RMQ_BROKER_A_SLAVE_ADDR");
+        let broker_b = env_addr("RMQ_BROKER_B_ADDR");
+        let topic = env.topic("cl_kill_master", QUEUES).await;
+        rmq_testkit::admin::create_topic(env.admin.remoting(), env.namesrv(), &broker_b, &topic, QUEUES)
+            .await
+            .unwrap_or_else(|e| panic!("create {topic} on broker-b: {e}"));
+        let producer = env.producer().await;
+        let (sent, failed_before) = send_ledger(&producer, &topic, "before", N).await;
+        println!("{N} sends before the kill, {failed_before} failed attempts");
+        wait_replicated(&env, &slave, &topic).await;
+
+        let killed = Instant::now();
+        rmq_testkit::kill_broker("broker-a").await;
+        // The producer knew broker-a; it fails over to broker-b.
+        let (outage, failed_sends) = send_ledger(&producer, &topic, "outage", 200).await;
+        let send_failover = killed.elapsed();
+        println!("200 sends during the outage in {send_failover:?}, {failed_sends} failed attempts");
+
+        let push_group = rmq_testkit::unique_name("cl_kill_push_cg");
+        let lite_group = rmq_testkit::unique_name("cl_kill_lite_cg");
+        let rec = Arc::new(Recorder::new());
+        let push = consumer::start(
+            ConsumerSpec::new(env.namesrv(), &push_group, &topic).suspend_timeout(Duration::from_secs(1)),
+            consumer::recording(rec.clone(), 0, |_, _| false),
+        )
+        .await;
+        let lite = LitePullConsumer::builder()
+            .namesrv_addr(env.namesrv())
+            .group(&lite_group)
+            .subscribe(&topic, "*")
+            .consume_from(ConsumeFrom::FirstOffset)
+            .auto_commit_interval(Duration::from_millis(500))
+            .broker_suspend_max_time(Duration::from_secs(1))
+            .start()
+            .await
+            .expect("lite consumer starts");
+        let lite_seen = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+        let lite_task = tokio::spawn({
+            let lite = lite.clone();
+            let seen = lite_seen.clone();
+            async move {
+                let mut stream = lite.stream();
+                while let Some(m) = stream.next().await {
+                    let Ok(m) = m else { continue };
+                    let mut seen = seen.lock().expect("lite record lock");
+                    *seen.entry(m.msg_id.clone()).or_default() += 1;
+                }
+            }
+        });
+        let expected: Vec<String> = sent.iter().cloned().chain(outage.clone()).collect();
+        let total = expected.len();
+        rec.wait_distinct(total, Duration::from_secs(120)).await;
+        poll_until(Duration::from_secs(120), Duration::from_millis(100), "the lite consumer has everything", || {
+            let n = lite_seen.lock().expect("lite record lock").len();
+            async move { if n >= total { Ok(n) } else { Err(n) } }
+        })
+        .await;
+        let read_failover = killed.elapsed();
+        let push_pulls = counts(push.client_instance());
+        let lite_pulls = counts(lite.client_instance());
+        println!("everything consumed {read_failover:?} after the kill; pulls push {push_pulls:?} lite {lite_pulls:?}");
+        assert!(push_pulls.from_slave > 0, "the push consumer read broker-a's queues from the slave");
+        assert!(lite_pulls.from_slave > 0, "the lite consumer read broker-a's queues from the slave");
+
+        // The master comes back: the offsets the consumers hold reach it, and reads return to it.
+        let restarted = Instant::now();
+        rmq_testkit::start_broker("broker-a").await;
+        let max = env.max_offsets(&topic, QUEUES).await;
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let mut last: BTreeMap<(String, i32), i64> = BTreeMap::new();
+        loop {
+            let mut all = true;
+            for g in [&push_group, &lite_group] {
+                for q in 0..QUEUES {
+                    let off = env.committed_offset(g, &env.mq(&topic, q)).await.unwrap_or(-1);
+                    if let Some(prev) = last.insert((g.clone(), q), off) {
+                        assert!(off >= prev, "{g} queue {q}: committed offset moved back {prev} -> {off}");
+                    }
+                    all &= off == max[usize::try_from(q).unwrap_or(0)];
+                }
+            }
+            if all {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "both groups commit broker-a's queues at their max {max:?} once it is back: {last:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let commit_after_restart = restarted.elapsed();
+        let before = counts(push.client_instance());
+        let back = env.send_spread(&producer, 64, |i| Message::new(&topic, format!("back-{i}"))).await;
+        rec.wait_distinct(total + back.len(), Duration::from_secs(60)).await;
+        poll_until(Duration::from_secs(30), Duration::from_millis(100), "push reads return to the master", || async {
+            let now = counts(push.client_instance());
+            if now.from_master >= before.from_master + 8 { Ok(now) } else { Err(now) }
+        })
+        .await;
+
+        let (push_missing, push_dups) =
+            rec.with(|seen| (seen.missing(expected.iter().map(String::as_str)), seen.duplicates()));
+        let (lite_missing, lite_dups) = {
+            let seen = lite_seen.lock().expect("lite record lock");
+            let missing = expected.iter().filter(|id| !seen.contains_key(*id)).count();
+            (missing, seen.values().map(|n| n - 1).sum::<usize>())
+        };
+        println!(
+            "cluster-figures: scenario=master-kill version={} send_failover_ms={} consumed_all_ms={} \
+             commit_after_restart_ms={} lost_push={} lost_lite={lite_missing} duplicates_push={push_dups} \
+             duplicates_lite={lite_dups} failed_send_attempts={failed_sends}",
+            env.broker.version,
+            send_failover.as_millis(),
+            read_failover.as_millis(),
+            commit_after_restart.as_millis(),
+            push_missing.len()
+        );
+        assert!(push_missing.is_empty(), "push: none lost ({} missing)", push_missing.len());
+        assert_eq!(lite_missing, 0, "lite: none lost");
+        push.shutdown().await.expect("push shutdown");
+        lite.shutdown().await.expect("lite shutdown");
+        lite_task.await.expect("lite task ends");
+        producer.shutdown().await;
+        env.shutdown().await;
+    })
+    .await;
+}
+
+/// Controller mode (5.x): the master is SIGKILLed, the controller elects the slave; the producer
+/// and a push consumer follow the new master from the route within 30 s, and every acknowledged
+/// send is consumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs RMQ_TOPOLOGY=controller (5.x only): the cluster step of scripts/test.sh"]
+async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost() {
+    within(CLUSTER_TIMEOUT, async {
+        require_topology("controller");
+        let env = Env::new().await;
+        let namesrv = env.namesrv().to_owned();
+        let old_master = group_addrs(&namesrv, GROUP_A)
+            .get(&0)
+            .cloned()
+            .expect("broker-a has a master");
+        let topic = env.topic("cl_controller", QUEUES).await;
+        let group = rmq_testkit::unique_name("cl_controller_cg");
+        let rec = Arc::new(Recorder::new());
+        let c = consumer::start(
+            ConsumerSpec::new(&namesrv, &group, &topic).suspend_timeout(Duration::from_secs(1)),
+            consumer::recording(rec.clone(), 0, |_, _| false),
+        )
+        .await;
+        let producer = env.producer().await;
+        // The ledger: every acknowledged send, with the time of its acknowledgement.
+        let ledger = Arc::new(Mutex::new(Vec::<(String, Instant)>::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let sender = tokio::spawn({
+            let (producer, ledger, stop, topic) = (producer.clone(), ledger.clone(), stop.clone(), topic.clone());
+            async move {
+                let mut failed = 0usize;
+                let mut i = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    match producer.send(Message::new(&topic, format!("c-{i}"))).await {
+                        Ok(r) => ledger.lock().expect("ledger lock").push((r.msg_id, Instant::now())),
+                        Err(_) => {
+                            failed += 1;
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                    i += 1;
+                }
+                failed
+            }
+        });
+        poll_until(Duration::from_secs(60), Duration::from_millis(50), "sends before the kill", || {
+            let n = ledger.lock().expect("ledger lock").len();
+            async move { if n >= 200 { Ok(n) } else { Err(n) } }
+        })
+        .await;
+        let victim = process_of(&old_master);
+        let killed = Instant::now();
+        rmq_testkit::kill_broker(victim).await;
+        poll_until(Duration::from_secs(60), Duration::from_millis(100), "a new master of broker-a is registered", || {
+            let addrs = group_addrs(&namesrv, GROUP_A);
+            let old = old_master.clone();
+            async move {
+                match addrs.get(&0) {
+                    Some(a) if *a != old => Ok(a.clone()),
+                    _ => Err(addrs),
+                }
+            }
+        })
+        .await;
+        let elected = killed.elapsed();
+        let acked_at_kill = ledger.lock().expect("ledger lock").len();
+        poll_until(Duration::from_secs(60), Duration::from_millis(50), "sends resume on the new master", || {
+            let n = ledger.lock().expect("ledger lock").len();
+            async move { if n >= acked_at_kill + 100 { Ok(n) } else { Err(n) } }
+        })
+        .await;
+        let first_after = ledger.lock().expect("ledger lock")[acked_at_kill].1;
+        let send_failover = first_after.saturating_duration_since(killed);
+        stop.store(true, Ordering::Relaxed);
+        let failed_sends = sender.await.expect("sender task");
+        let acked: Vec<String> = ledger.lock().expect("ledger lock").iter().map(|(id, _)| id.clone()).collect();
+        let after_kill: HashSet<&str> = acked[acked_at_kill..].iter().map(String::as_str).collect();
+        rec.wait_for(Duration::from_secs(120), "every acknowledged send consumed", |seen| {
+            seen.missing(acked.iter().map(String::as_str)).is_empty()
+        })
+        .await;
+        let consume_failover = rec.with(|seen| {
+            seen.deliveries
+                .iter()
+                .find(|d| after_kill.contains(d.msg.msg_id.as_str()))
+                .map(|d| d.at.saturating_duration_since(killed))
+        });
+        let dups = rec.with(|seen| seen.duplicates());
+        println!(
+            "cluster-figures: scenario=controller version={} elected_ms={} send_failover_ms={} \
+             consume_failover_ms={:?} acked={} lost=0 duplicates={dups} failed_send_attempts={failed_sends}",
+            env.broker.version,
+            elected.as_millis(),
+            send_failover.as_millis(),
+            consume_failover.map(|d| d.as_millis()),
+            acked.len()
+        );
+        assert!(send_failover <= Duration::from_secs(30), "the producer followed the new master within 30 s: {send_failover:?}");
+        let consume_failover = consume_failover.expect("a message sent after the kill was consumed");
+        assert!(consume_failover <= Duration::from_secs(30), "the consumer followed the new master within 30 s: {consume_failover:?}");
+        c.shutdown().await.expect("clean shutdown");
+        producer.shutdown().await;
+        env.shutdown().await;
+        // The killed replica joins again (as a slave) for the next run of the step.
+        rmq_testkit::start_broker(victim).await;
+    })
+    .await;
+}
