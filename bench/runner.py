@@ -24,7 +24,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-DRAIN_CLIENTS = ["rmq-push", "rmq-pull", "raw-pull", "java-push", "go-push", "rocketmq-rust-push"]
+DRAIN_CLIENTS = ["rmq-push", "rmq-pull", "raw-pull", "java-push", "go-push", "rocketmq-rust-push",
+                 "rmq-pop-push", "rmq-simple", "java-pop-push"]
+# Pop consumption (RocketMQ 5 only): skipped against a 4.x broker.
+POP_CLIENTS = {"rmq-pop-push", "rmq-simple", "java-pop-push"}
 LATENCY_CLIENTS = ["rmq-push", "java-push", "go-push", "rocketmq-rust-push"]
 PRODUCER_CLIENTS = ["rmq-producer", "java-producer"]
 # rmq beside itself with TLS (--tls) or signing (--acl): variant -> (base client, kind)
@@ -38,6 +41,7 @@ VARIANTS = {
 ALIASES = {
     "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer"],
     "java": ["java-push", "java-producer"],
+    "pop": ["rmq-push", "rmq-pop-push", "rmq-simple", "java-push", "java-pop-push"],
     "go": ["go-push"],
     "rocketmq-rust": ["rocketmq-rust-push"],
     "all": DRAIN_CLIENTS + PRODUCER_CLIENTS,
@@ -197,6 +201,14 @@ class Bench:
             return self.consumer_argv(base, topic, group, expect, latency_skip) + self.variant_flags(client)
         if client == "rmq-push":
             return [self.a.rmq_bench, "drain-push", *peer_common]
+        if client == "rmq-pop-push":
+            return [self.a.rmq_bench, "drain-push", *peer_common, "--pop", "1"]
+        if client == "rmq-simple":
+            return [self.a.rmq_bench, "drain-simple", *common, "--namesrv", self.ns,
+                    "--threads", str(self.a.threads), "--batch", str(self.a.batch)]
+        if client == "java-pop-push":
+            return ["java", *self.a.java_opts.split(), "-cp", self.a.java_cp, "rmqbench.Drain",
+                    *peer_common, "--pop", "1"]
         if client == "rmq-pull":
             return [self.a.rmq_bench, "drain-pull", *common, "--namesrv", self.ns, "--batch", str(self.a.batch)]
         if client == "raw-pull":
@@ -273,6 +285,12 @@ class Bench:
         for rep in range(self.a.reps):
             for client in self.rotated(clients, rep):
                 group = f"bench_{client.replace('-', '_')}_{self.id}_{rep}"
+                if client == "java-pop-push":
+                    # Java pops only when the broker assigns in POP mode.
+                    m = self.run("set-pop-mode " + group,
+                                 self.rmq("set-pop-mode", "--topic", topic, "--group", group), 60)
+                    if not m.ok():
+                        continue
                 r = self.run(f"drain {client} #{rep + 1}",
                              self.consumer_argv(client, topic, group, self.a.count),
                              self.a.client_timeout + 60)
@@ -562,6 +580,9 @@ def main():
             raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce, produce-tx")
 
     b = Bench(a)
+    if a.rocketmq_version.startswith("4"):
+        for c in POP_CLIENTS & a.client_set:
+            b.unavailable.setdefault(c, "pop needs RocketMQ 5")
     started = time.monotonic()
     for reason in b.unavailable.items():
         log("not measured: %s (%s)" % reason)

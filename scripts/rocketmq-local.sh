@@ -85,7 +85,8 @@
 #   JAVA_HOME          java to use (else `java` on PATH)
 #
 # Broker settings (write_broker_conf): test-friendly, e.g. quick transaction check-backs
-# (transactionTimeOut=3000, transactionCheckInterval=3000, transactionOpBatchInterval=1000 on 5.x).
+# (transactionTimeOut=3000, transactionCheckInterval=3000, transactionOpBatchInterval=1000 on 5.x),
+# a quick pop revive scan (reviveInterval=200, reviveMaxSlow=1 on 5.x).
 #
 # Files: jars in <repo>/.cache/rocketmq/<version>/lib (git-ignored; `.complete` marks a finished download);
 # the running instance lives in a fresh temp dir linked from <repo>/.cache/rocketmq/current.
@@ -754,6 +755,13 @@ transactionOpBatchInterval=1000
 # 5.x timer (delivery-time) messages: a 100 ms timer wheel slot (default 1 s), so a message is
 # delivered within a few hundred ms after its time (4.9.x has no timer and ignores it)
 timerPrecisionMs=100
+# 5.x pop: the revive service (PopReviveService) rests reviveInterval x up to reviveMaxSlow between
+# scans of the revive topic when it finds nothing (default 1 s x 3): a 200 ms rest keeps an unacked
+# message's return close to its invisible time. What stays is fixed in the broker: a checkpoint is
+# revived only once it is more than 2 s (PopAckConstants.ackTimeInterval + 1 s) behind the scan's
+# end time, so a popped message comes back about 2.0-2.5 s after its invisible time
+reviveInterval=200
+reviveMaxSlow=1
 # refuse writes only above 95 % disk use (default 90 %; 4.9.x reads -Drocketmq.broker.diskSpace*Ratio instead)
 diskSpaceWarningLevelRatio=95
 diskSpaceCleanForciblyRatio=93

@@ -67,10 +67,11 @@ impl MessageListener for CountingListener {
 }
 
 /// `drain-push --topic T --group G --expect N [--threads 20] [--batch 32]
-/// [--latency-skip K] [--timeout-s 600]`: rmq's PushConsumer, fresh group,
-/// first offset, no-op listener.
+/// [--latency-skip K] [--timeout-s 600] [--pop 1]`: rmq's PushConsumer, fresh
+/// group, first offset, no-op listener; `--pop 1`: in pop mode (RocketMQ 5).
 pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
     let a = DrainArgs::parse(flags)?;
+    let pop = flags.get::<u8>("pop", 0)? == 1;
     let stats = Arc::new(Stats::new(a.expect, a.latency_skip));
     let started = Instant::now();
     let consumer: PushConsumer = PushConsumer::builder()
@@ -81,6 +82,7 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
         .consume_concurrency(a.threads)
         .consume_batch_max_size(1)
         .pull_batch_size(a.batch)
+        .pop_mode(pop)
         .start(CountingListener(stats.clone()))
         .await
         .map_err(|source| BenchError::Consumer {
@@ -89,8 +91,104 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
         })?;
     println!("READY");
     let timed_out = stats.wait(a.timeout).await;
-    println!("{}", stats.result_line("rmq-push", started, timed_out));
+    let client = if pop { "rmq-pop-push" } else { "rmq-push" };
+    println!("{}", stats.result_line(client, started, timed_out));
     let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+    Ok(())
+}
+
+/// `drain-simple --topic T --group G --expect N [--threads 20] [--batch 32]`:
+/// rmq's SimpleConsumer (pop, RocketMQ 5); `threads` tasks each receive up to
+/// `batch` messages (invisible 60 s, long polling 2 s) and batch-ack them.
+pub(crate) async fn drain_simple(flags: &Flags) -> Result<()> {
+    let a = Arc::new(DrainArgs::parse(flags)?);
+    let stats = Arc::new(Stats::new(a.expect, None));
+    let started = Instant::now();
+    let consumer = rmq_consumer_pull::SimpleConsumer::builder()
+        .group(a.group.clone())
+        .client_config(flags.client_config(None)?)
+        .subscribe(a.topic.clone(), rmq_consumer_pull::Expression::all())
+        .await_duration(Duration::from_secs(2))
+        .start()
+        .await
+        .map_err(|source| BenchError::PullConsumer {
+            what: format!("starting the simple consumer of {}", a.topic),
+            source: Box::new(source),
+        })?;
+    println!("READY");
+    let batch = usize::try_from(a.batch).unwrap_or(32).clamp(1, 32);
+    let mut handles = Vec::new();
+    for _ in 0..a.threads.max(1) {
+        let (consumer, stats) = (consumer.clone(), stats.clone());
+        handles.push(tokio::spawn(async move {
+            while !stats.is_done() {
+                let got = consumer
+                    .receive(batch, Duration::from_secs(60))
+                    .await
+                    .map_err(|source| BenchError::PullConsumer {
+                        what: "receiving".into(),
+                        source: Box::new(source),
+                    })?;
+                if got.is_empty() {
+                    continue;
+                }
+                consumer
+                    .ack_batch(&got)
+                    .await
+                    .map_err(|source| BenchError::PullConsumer {
+                        what: "acking".into(),
+                        source: Box::new(source),
+                    })?;
+                stats.add(u64::try_from(got.len()).unwrap_or(u64::MAX));
+            }
+            Ok::<(), BenchError>(())
+        }));
+    }
+    let waiter = stats.wait(a.timeout);
+    let all = async {
+        for h in handles {
+            h.await
+                .map_err(|e| BenchError::Other(format!("receive task: {e}")))??;
+        }
+        Ok::<(), BenchError>(())
+    };
+    let (timed_out, received) = tokio::select! {
+        t = waiter => (t, Ok(())),
+        r = all => (false, r),
+    };
+    received?;
+    println!("{}", stats.result_line("rmq-simple", started, timed_out));
+    let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+    Ok(())
+}
+
+/// `set-pop-mode --topic T --group G`: SET_MESSAGE_REQUEST_MODE POP (every
+/// member pops every queue) at every broker of `topic`, for a peer whose
+/// client pops only when the broker says so (Java `clientRebalance=false`).
+pub(crate) async fn set_pop_mode(flags: &Flags) -> Result<()> {
+    let topic: String = flags.required("topic")?;
+    let group: String = flags.required("group")?;
+    let instance = instance(flags, "set-pop-mode")?;
+    let queues = queues_with_addrs(&instance, &topic).await?;
+    let mut addrs: Vec<&String> = queues.iter().map(|(_, a)| a).collect();
+    addrs.sort();
+    addrs.dedup();
+    let body = rmq_protocol::body::SetMessageRequestModeRequestBody {
+        consumer_group: group.clone(),
+        mode: rmq_protocol::body::MessageRequestMode::Pop,
+        pop_share_queue_num: 0,
+        topic: topic.clone(),
+    };
+    for addr in addrs {
+        instance
+            .set_message_request_mode(addr, &body)
+            .await
+            .map_err(|source| BenchError::Client {
+                what: format!("setting the request mode of {group} on {topic} at {addr}"),
+                source,
+            })?;
+    }
+    println!("pop mode set for {group} on {topic}");
     Ok(())
 }
 

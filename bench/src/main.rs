@@ -5,8 +5,10 @@
 //! rmq-bench preload         --topic T --count N --size S [--batch 32] [--tasks 8]
 //! rmq-bench produce         --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 10000]
 //! rmq-bench latency-produce --topic T --rate R --duration-s D [--warmup-s 2] [--size S]
-//! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K]
+//! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K] [--pop 1]
 //! rmq-bench drain-pull      --topic T --group G --expect N [--batch 32]
+//! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32]
+//! rmq-bench set-pop-mode    --topic T --group G
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
@@ -25,7 +27,7 @@ mod topic;
 use args::Flags;
 use error::{BenchError, Result};
 
-const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|drain-pull|raw-pull|chart> --flag value ... (see bench/README.md)";
+const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|drain-pull|drain-simple|set-pop-mode|raw-pull|chart> --flag value ... (see bench/README.md)";
 
 async fn run(mode: &str, flags: &Flags) -> Result<()> {
     match mode {
@@ -35,6 +37,8 @@ async fn run(mode: &str, flags: &Flags) -> Result<()> {
         "latency-produce" => produce::latency_produce(flags).await,
         "drain-push" => drain::drain_push(flags).await,
         "drain-pull" => drain::drain_pull(flags).await,
+        "drain-simple" => drain::drain_simple(flags).await,
+        "set-pop-mode" => drain::set_pop_mode(flags).await,
         "raw-pull" => drain::raw_pull(flags).await,
         "chart" => chart::chart(flags),
         other => Err(BenchError::Args(format!("unknown mode {other:?}; {USAGE}"))),

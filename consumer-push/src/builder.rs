@@ -212,6 +212,38 @@ impl PushConsumerBuilder {
         self
     }
 
+    /// Pop instead of pull (Java `setClientRebalance(false)`; RocketMQ 5):
+    /// the consumer asks the brokers which queues to read
+    /// (QUERY_ASSIGNMENT, after setting the group's request mode of each
+    /// topic to POP, sharing every queue with every member), pops messages
+    /// (each hidden from the rest of the group for
+    /// [`pop_invisible_time`](Self::pop_invisible_time)), acks what the
+    /// listener consumed (batched) and, on `ReconsumeLater`, hides the
+    /// messages for the delay of their next delay level (then the broker
+    /// delivers them again with reconsume times + 1); after
+    /// [`max_reconsume_times`](Self::max_reconsume_times) they go to
+    /// `%DLQ%<group>`. No queue is owned, so more members than queues all
+    /// receive and a member leaving stalls nothing. Concurrent consumption
+    /// in clustering mode only; the listener API, concurrency and the
+    /// per-queue count and size thresholds are as in pull mode (the offset
+    /// span does not apply: the broker keeps the offsets). A 4.x broker
+    /// fails [`start`](Self::start) with
+    /// [`Error::PopNotSupported`](crate::Error::PopNotSupported).
+    /// Default: false.
+    pub fn pop_mode(mut self, on: bool) -> Self {
+        self.config.pop_mode = on;
+        self
+    }
+
+    /// Pop mode: how long a popped message stays hidden before the broker
+    /// delivers it again unless acked (Java `popInvisibleTime`). A message
+    /// whose listener call outlives it may be consumed twice. 1 s ..= 12 h.
+    /// Default: 60 s.
+    pub fn pop_invisible_time(mut self, invisible: Duration) -> Self {
+        self.config.pop_invisible_time = invisible;
+        self
+    }
+
     /// Validates the settings (what [`start`](Self::start) does first).
     ///
     /// # Errors

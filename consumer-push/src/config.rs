@@ -41,6 +41,9 @@ pub struct PushConsumerConfig {
     pub(crate) suspend_current_queue_time: Duration,
     pub(crate) lock_renew_interval: Duration,
     pub(crate) lock_lease: Duration,
+    /// Pop instead of pull (Java `clientRebalance=false`).
+    pub(crate) pop_mode: bool,
+    pub(crate) pop_invisible_time: Duration,
 }
 
 impl Default for PushConsumerConfig {
@@ -69,6 +72,8 @@ impl Default for PushConsumerConfig {
             suspend_current_queue_time: Duration::from_secs(1),
             lock_renew_interval: DEFAULT_LOCK_RENEW_INTERVAL,
             lock_lease: DEFAULT_LOCK_LEASE,
+            pop_mode: false,
+            pop_invisible_time: Duration::from_secs(60),
         }
     }
 }
@@ -76,6 +81,43 @@ impl Default for PushConsumerConfig {
 rmq_consumer_base::group_getters!(PushConsumerConfig, rebalance);
 
 impl PushConsumerConfig {
+    /// Whether the consumer pops instead of pulling (Java
+    /// `clientRebalance=false`): the brokers share every queue among the
+    /// members of the group. Default: false.
+    pub fn pop_mode(&self) -> bool {
+        self.pop_mode
+    }
+
+    /// Pop mode: how long a popped message stays hidden from the rest of
+    /// the group before it is delivered again unless acked (Java
+    /// `popInvisibleTime`). Default: 60 s.
+    pub fn pop_invisible_time(&self) -> Duration {
+        self.pop_invisible_time
+    }
+
+    fn validate_pop(&self) -> Result<()> {
+        if self.orderly {
+            return Err(config(
+                "pop_mode is for concurrent consumption: use `start`, or drop pop_mode for \
+                 `start_orderly` (orderly pop is not supported)",
+            ));
+        }
+        if self.message_model() != rmq_protocol::body::MessageModel::Clustering {
+            return Err(config(
+                "pop_mode needs clustering: broadcasting consumers pull every queue themselves",
+            ));
+        }
+        if self.pop_invisible_time < Duration::from_secs(1)
+            || self.pop_invisible_time > Duration::from_secs(12 * 3600)
+        {
+            return Err(config(format!(
+                "pop_invisible_time is {:?}; it must be 1 s ..= 12 h",
+                self.pop_invisible_time
+            )));
+        }
+        Ok(())
+    }
+
     /// The user subscriptions (without the automatic `%RETRY%<group>` one).
     pub fn subscriptions(&self) -> &[Subscription] {
         &self.subscriptions
@@ -239,6 +281,9 @@ impl PushConsumerConfig {
     /// [`Error::Config`] describing the setting and the allowed values.
     pub fn validate(&self) -> Result<()> {
         self.options.validate().map_err(config)?;
+        if self.pop_mode {
+            self.validate_pop()?;
+        }
         if self.subscriptions.is_empty() {
             return Err(config(
                 "no subscription: call `subscribe(topic, \"*\")` or `subscribe_sql(topic, sql)`",

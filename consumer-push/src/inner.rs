@@ -142,15 +142,31 @@ impl Inner {
         // First rebalance inline, so queues are assigned when start returns
         // (a new trigger is due at once: consume that run).
         inner.trigger.wait().await;
-        rebalance::rebalance_once(&inner).await;
-        rebalance::spawn(&inner);
-        inner.spawn_persist_loop();
-        orderly::lock_renewal::spawn(&inner);
+        if inner.config.pop_mode {
+            // The brokers keep the offsets: no rebalance, no persisting.
+            if let Err(e) = crate::pop::start(&inner).await {
+                inner.stop_pull.cancel();
+                inner.stop_consume.cancel();
+                inner.core.cancel().cancel();
+                inner
+                    .core
+                    .instance()
+                    .unregister_consumer(inner.core.group())
+                    .await;
+                return Err(e);
+            }
+        } else {
+            rebalance::rebalance_once(&inner).await;
+            rebalance::spawn(&inner);
+            inner.spawn_persist_loop();
+            orderly::lock_renewal::spawn(&inner);
+        }
         info!(
             group = inner.core.group(),
             client_id = inner.core.instance().client_id(),
             model = %inner.config.message_model(),
             orderly = inner.is_orderly(),
+            pop = inner.config.pop_mode,
             queues = inner.queues.len(),
             "push consumer started"
         );

@@ -77,6 +77,7 @@ mod error;
 mod inner;
 mod inspect;
 mod orderly;
+mod pop;
 mod process_queue;
 mod pull_loop;
 mod queues;

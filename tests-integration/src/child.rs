@@ -51,7 +51,14 @@ pub enum ChildMode {
     /// Orderly consumption (queue locks, one call per queue at a time); records every delivery,
     /// never fails.
     Orderly,
+    /// Pop mode (RocketMQ 5, pop invisible time [`CHILD_POP_INVISIBLE`]): records each
+    /// delivery when the listener call begins (the messages are then in hand), then waits the
+    /// listener delay.
+    Pop,
 }
+
+/// The pop invisible time of a [`ChildMode::Pop`] child.
+pub const CHILD_POP_INVISIBLE: Duration = Duration::from_secs(5);
 
 impl ChildMode {
     /// The value of [`ENV_MODE`].
@@ -60,6 +67,7 @@ impl ChildMode {
             ChildMode::Record => "record",
             ChildMode::FailSendBack => "fail-send-back",
             ChildMode::Orderly => "orderly",
+            ChildMode::Pop => "pop",
         }
     }
 
@@ -69,6 +77,7 @@ impl ChildMode {
             "record" => Some(ChildMode::Record),
             "fail-send-back" => Some(ChildMode::FailSendBack),
             "orderly" => Some(ChildMode::Orderly),
+            "pop" => Some(ChildMode::Pop),
             _ => None,
         }
     }

@@ -47,6 +47,7 @@ pub struct ConsumerSpec {
     local_retry_delay: Option<Duration>,
     suspend_timeout: Option<Duration>,
     offset_dir: Option<PathBuf>,
+    pop_invisible: Option<Duration>,
 }
 
 impl ConsumerSpec {
@@ -68,6 +69,7 @@ impl ConsumerSpec {
             local_retry_delay: None,
             suspend_timeout: None,
             offset_dir: None,
+            pop_invisible: None,
         }
     }
 
@@ -153,6 +155,12 @@ impl ConsumerSpec {
             .expect("consumer client config")
     }
 
+    /// Pop mode (RocketMQ 5) with this pop invisible time.
+    pub fn pop(mut self, invisible: Duration) -> Self {
+        self.pop_invisible = Some(invisible);
+        self
+    }
+
     /// The consumer builder this spec describes.
     pub fn builder(&self) -> PushConsumerBuilder {
         let mut b = PushConsumer::builder()
@@ -192,6 +200,9 @@ impl ConsumerSpec {
         }
         if let Some(dir) = &self.offset_dir {
             b = b.offset_store_dir(dir.clone());
+        }
+        if let Some(invisible) = self.pop_invisible {
+            b = b.pop_mode(true).pop_invisible_time(invisible);
         }
         b
     }

@@ -18,7 +18,7 @@ use rmq_consumer_push::{
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE,
+    CHILD_POP_INVISIBLE, ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE,
     ENV_MAX_RECONSUME, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::ConsumerSpec;
@@ -32,11 +32,18 @@ struct ChildListener {
     fail_tag: Option<String>,
     dead_tag: Option<String>,
     delay: Duration,
+    /// Pop mode: record when the call begins.
+    record_first: bool,
 }
 
 #[async_trait]
 impl MessageListener for ChildListener {
     async fn consume(&self, msgs: &[MessageExt], ctx: &mut ConsumeContext) -> ConsumeResult {
+        if self.record_first {
+            self.record(msgs, ctx.queue());
+            tokio::time::sleep(self.delay).await;
+            return ConsumeResult::Success;
+        }
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
@@ -144,7 +151,7 @@ async fn run() -> Result<(), String> {
     // In fail-send-back mode every broker call goes through a proxy in this process, which
     // refuses CONSUMER_SEND_MSG_BACK; it dies with the process.
     let proxy = match mode {
-        ChildMode::Record | ChildMode::Orderly => None,
+        ChildMode::Record | ChildMode::Orderly | ChildMode::Pop => None,
         ChildMode::FailSendBack => {
             let proxy = FaultProxy::start(&namesrv)
                 .await
@@ -171,12 +178,16 @@ async fn run() -> Result<(), String> {
         fail_tag,
         dead_tag,
         delay,
+        record_first: mode == ChildMode::Pop,
     };
     let mut spec = ConsumerSpec::new(&namesrv, &group, &topic)
         .instance(instance)
         .local_retry_delay(LOCAL_RETRY);
     if let Some(n) = max_reconsume {
         spec = spec.max_reconsume_times(n);
+    }
+    if mode == ChildMode::Pop {
+        spec = spec.pop(CHILD_POP_INVISIBLE);
     }
     let builder = spec.builder();
     let started = if mode == ChildMode::Orderly {

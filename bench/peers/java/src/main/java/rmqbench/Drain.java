@@ -66,6 +66,7 @@ public final class Drain {
         int batch = 32;
         long latencySkip = -1;
         long timeoutS = 600;
+        boolean pop = false;
         for (int i = 0; i + 1 < args.length; i += 2) {
             String v = args[i + 1];
             switch (args[i]) {
@@ -77,6 +78,7 @@ public final class Drain {
                 case "--batch": batch = Integer.parseInt(v); break;
                 case "--latency-skip": latencySkip = Long.parseLong(v); break;
                 case "--timeout-s": timeoutS = Long.parseLong(v); break;
+                case "--pop": pop = "1".equals(v); break;
                 default:
                     System.err.println("java-peer: unknown flag " + args[i]);
                     System.exit(2);
@@ -99,6 +101,11 @@ public final class Drain {
         consumer.setConsumeThreadMax(threads);
         consumer.setPullBatchSize(batch);
         consumer.setConsumeMessageBatchMaxSize(1);
+        if (pop) {
+            // RocketMQ 5 clients only: the broker assigns the queues and, with the group's request
+            // mode POP (set beforehand by rmq-bench set-pop-mode), the consumer pops them.
+            consumer.getClass().getMethod("setClientRebalance", boolean.class).invoke(consumer, false);
+        }
         consumer.subscribe(topic, "*");
         consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             long now = System.nanoTime();
@@ -152,9 +159,9 @@ public final class Drain {
         }
         Arrays.sort(lat);
         System.out.printf(java.util.Locale.ROOT,
-            "RESULT {\"client\":\"java-push\",\"count\":%d,\"elapsed_s\":%.6f,\"startup_s\":%.6f,\"timeout\":%s,"
+            "RESULT {\"client\":\"%s\",\"count\":%d,\"elapsed_s\":%.6f,\"startup_s\":%.6f,\"timeout\":%s,"
                 + "\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f}%n",
-            c, elapsed, startup, !finished, n, percentile(lat, n, 0.50), percentile(lat, n, 0.99),
+            pop ? "java-pop-push" : "java-push", c, elapsed, startup, !finished, n, percentile(lat, n, 0.50), percentile(lat, n, 0.99),
             percentile(lat, n, 0.999));
         System.out.flush();
         consumer.shutdown();

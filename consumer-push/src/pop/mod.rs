@@ -1,0 +1,20 @@
+//! Pop mode (Java `clientRebalance=false`, RocketMQ 5): instead of owning
+//! queues and pulling them by offset, the consumer asks the brokers which
+//! queues to read (QUERY_ASSIGNMENT; with the group's request mode POP
+//! every member gets every queue as `queueId -1`), pops messages from them
+//! (each hidden from the group for the pop invisible time), hands them to
+//! the listener under the same concurrency and flow-control bounds, acks
+//! what was consumed and changes the invisible time of what was not (Java
+//! `ConsumeMessagePopConcurrentlyService`).
+//!
+//! - [`assignment`]: the start check and the assignment loop (one
+//!   [`pop_loop`] per assigned queue).
+//! - [`pop_loop`]: popping one assigned queue.
+//! - [`settle`]: listener calls, acks (batched), invisible-time changes and
+//!   the DLQ.
+
+mod assignment;
+mod pop_loop;
+mod settle;
+
+pub(crate) use assignment::start;

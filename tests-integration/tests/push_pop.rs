@@ -1,0 +1,425 @@
+//! The push consumer's pop mode against the real broker (RocketMQ 5): pop-mode push consumers and
+//! simple consumers sharing one group, each message acked once; a reconsumed message back after
+//! its delay; the DLQ after the max reconsume times; more members than queues all receiving; a
+//! killed member's messages coming back to the others; the typed refusal of a 4.x broker.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmq_consumer_pull::{Expression, SimpleConsumer};
+use rmq_consumer_push::{ConsumeContext, ConsumeResult, MessageExt, MessageListener, async_trait};
+use rmq_producer::Message;
+use rmq_protocol::MessageQueue;
+use rmq_tests_integration::child::{CHILD_POP_INVISIBLE, Child, ChildConfig, ChildMode};
+use rmq_tests_integration::consumer::{self, ConsumerSpec};
+use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, poll_until, within};
+
+const V5_ONLY: &str = "pop needs RocketMQ 5";
+
+fn is_v5(env: &Env) -> bool {
+    env.broker.major_version() != Some(4)
+}
+
+fn assert_v5(env: &Env) {
+    assert!(
+        is_v5(env),
+        "{V5_ONLY}; this broker is {}",
+        env.broker.version
+    );
+}
+
+fn pop_spec(env: &Env, group: &str, topic: &str, invisible: Duration) -> ConsumerSpec {
+    ConsumerSpec::new(env.namesrv(), group, topic).pop(invisible)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "4.x only (a 5.x broker pops): scripts/test.sh runs it on 4.9.x (cargo test -- --ignored)"]
+async fn pop_mode_on_a_4x_broker_is_a_typed_error() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        assert!(
+            !is_v5(&env),
+            "needs a 4.x broker; this one is {}",
+            env.broker.version
+        );
+        let topic = env.topic("pushpop49", 2).await;
+        let group = rmq_testkit::unique_name("pushpop49");
+        let started = Instant::now();
+        let err = pop_spec(&env, &group, &topic, Duration::from_secs(10))
+            .builder()
+            .start(consumer::recording(Arc::new(Recorder::new()), 0, |_, _| false))
+            .await
+            .expect_err("a 4.x broker cannot pop");
+        assert!(err.is_pop_not_supported(), "{err:?}");
+        assert!(err.to_string().contains("RocketMQ 5"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "refused at once, not a hang"
+        );
+    })
+    .await;
+}
+
+/// 5 000 messages over 4 queues popped by 2 pop-mode push consumers and 3 simple consumers of one
+/// group: each delivered (and acked) exactly once, none lost, nothing redelivered after the
+/// invisible time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
+    within(TEST_TIMEOUT, async {
+        const N: usize = 5_000;
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_mix", 4).await;
+        let group = rmq_testkit::unique_name("pushpop_mix");
+        let invisible = Duration::from_secs(10);
+        let rec = Arc::new(Recorder::new());
+        let mut pushes = Vec::new();
+        for label in 0..2 {
+            pushes.push(
+                consumer::start(
+                    pop_spec(&env, &group, &topic, invisible),
+                    consumer::recording(rec.clone(), label, |_, _| false),
+                )
+                .await,
+            );
+        }
+        let mut simples = Vec::new();
+        for label in 2..5 {
+            let c = SimpleConsumer::builder()
+                .group(group.clone())
+                .namesrv_addr(env.namesrv())
+                .subscribe(topic.as_str(), Expression::all())
+                .await_duration(Duration::from_secs(2))
+                .start()
+                .await
+                .expect("simple consumer starts");
+            let rec = rec.clone();
+            let reader = c.clone();
+            let topic = topic.clone();
+            let task = tokio::spawn(async move {
+                while !reader.is_shutdown() {
+                    let Ok(got) = reader.receive(32, invisible).await else {
+                        continue;
+                    };
+                    for m in &got {
+                        let mq = MessageQueue::new(topic.as_str(), m.broker_name.clone(), m.queue_id);
+                        rec.record(label, &mq, std::slice::from_ref(m.message()));
+                    }
+                    if !got.is_empty() {
+                        reader.ack_batch(&got).await.expect("batch ack");
+                    }
+                }
+            });
+            simples.push((c, task));
+        }
+
+        let producer = env.producer().await;
+        let started = Instant::now();
+        let sent = env
+            .send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
+            .await;
+        rec.wait_distinct(N, Duration::from_secs(120)).await;
+        println!("5 consumers popped {N} in {:?}", started.elapsed());
+        // Acked: nothing comes back after the invisible time.
+        tokio::time::sleep(invisible + Duration::from_secs(3)).await;
+        let expected: HashSet<String> = sent.iter().map(|s| s.msg_id.clone()).collect();
+        rec.with(|seen| {
+            assert!(seen.unexpected(&expected).is_empty(), "only sent messages");
+            assert!(
+                seen.missing(expected.iter().map(String::as_str)).is_empty(),
+                "none lost"
+            );
+            let dup: Vec<_> = seen.counts.iter().filter(|(_, n)| **n > 1).collect();
+            assert!(dup.is_empty(), "each message once; again: {dup:?}");
+            for label in 0..5 {
+                let got = seen.deliveries.iter().filter(|d| d.consumer == label).count();
+                println!("consumer {label}: {got}");
+            }
+            assert!(
+                seen.deliveries.iter().any(|d| d.consumer < 2),
+                "the pop-mode push consumers received"
+            );
+            assert!(
+                seen.deliveries.iter().any(|d| d.consumer >= 2),
+                "the simple consumers received"
+            );
+        });
+        for c in &pushes {
+            c.shutdown().await.expect("push shutdown");
+        }
+        for (c, task) in simples {
+            c.shutdown().await.expect("simple shutdown");
+            let _ = task.await;
+        }
+        producer.shutdown().await;
+    })
+    .await;
+}
+
+/// Fails the first delivery of every message with delay level `level`.
+struct FailFirst {
+    rec: Arc<Recorder>,
+    level: i32,
+}
+
+#[async_trait]
+impl MessageListener for FailFirst {
+    async fn consume(&self, msgs: &[MessageExt], ctx: &mut ConsumeContext) -> ConsumeResult {
+        self.rec.record(0, ctx.queue(), msgs);
+        if msgs.iter().any(|m| m.reconsume_times == 0) {
+            ctx.set_delay_level(self.level);
+            return ConsumeResult::ReconsumeLater;
+        }
+        ConsumeResult::Success
+    }
+}
+
+/// `ReconsumeLater` with delay level 2 (5 s): the message is hidden for 5 s (a change of its
+/// invisible time), then delivered again with reconsume times 1 — within 1 s of the delay — and
+/// not before; once consumed it does not come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn reconsume_later_comes_back_after_its_delay() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_later", 1).await;
+        let group = rmq_testkit::unique_name("pushpop_later");
+        let rec = Arc::new(Recorder::new());
+        let c = consumer::start(
+            pop_spec(&env, &group, &topic, Duration::from_secs(30)),
+            FailFirst {
+                rec: rec.clone(),
+                level: 2,
+            },
+        )
+        .await;
+        let producer = env.producer().await;
+        producer
+            .send(Message::new(&topic, "later"))
+            .await
+            .expect("send");
+        rec.wait_for(Duration::from_secs(60), "delivered twice", |s| {
+            s.deliveries.len() >= 2
+        })
+        .await;
+        let (first, second, times) = rec.with(|s| {
+            (
+                s.deliveries[0].at,
+                s.deliveries[1].at,
+                s.deliveries[1].msg.reconsume_times,
+            )
+        });
+        let back_after = second - first;
+        println!("ReconsumeLater at delay level 2 (5 s): back after {back_after:?}");
+        assert_eq!(times, 1, "redelivered with reconsume times 1");
+        assert!(back_after >= Duration::from_secs(5), "back after {back_after:?}");
+        assert!(
+            back_after <= Duration::from_secs(6),
+            "back within 1 s of the delay, after {back_after:?}"
+        );
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        assert_eq!(rec.len(), 2, "consumed: not delivered again");
+        c.shutdown().await.expect("shutdown");
+        producer.shutdown().await;
+    })
+    .await;
+}
+
+/// Always failing (delay level 1, 1 s): delivered with reconsume times 0, 1, 2, then moved to
+/// `%DLQ%<group>`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_dlq", 1).await;
+        let group = rmq_testkit::unique_name("pushpop_dlq");
+        let rec = Arc::new(Recorder::new());
+        struct Always(Arc<Recorder>);
+        #[async_trait]
+        impl MessageListener for Always {
+            async fn consume(&self, msgs: &[MessageExt], ctx: &mut ConsumeContext) -> ConsumeResult {
+                self.0.record(0, ctx.queue(), msgs);
+                ctx.set_delay_level(1);
+                ConsumeResult::ReconsumeLater
+            }
+        }
+        let c = consumer::start(
+            pop_spec(&env, &group, &topic, Duration::from_secs(30)).max_reconsume_times(2),
+            Always(rec.clone()),
+        )
+        .await;
+        let producer = env.producer().await;
+        producer
+            .send(Message::new(&topic, "dead"))
+            .await
+            .expect("send");
+        let dlq = format!("%DLQ%{group}");
+        let addr = env.broker.broker_addr.clone();
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+            "the DLQ holds the message",
+            || {
+                let admin = env.admin.clone();
+                let (dlq, addr) = (dlq.clone(), addr.clone());
+                async move {
+                    match admin.get_max_offset(&addr, &dlq, 0, None).await {
+                        Ok(1) => Ok(()),
+                        other => Err(format!("{other:?}")),
+                    }
+                }
+            },
+        )
+        .await;
+        let times: Vec<i32> = rec.with(|s| s.deliveries.iter().map(|d| d.msg.reconsume_times).collect());
+        assert_eq!(times, [0, 1, 2], "delivered max reconsume times + 1 times");
+        c.shutdown().await.expect("shutdown");
+        producer.shutdown().await;
+    })
+    .await;
+}
+
+/// 6 pop-mode push consumers on a 4-queue topic: every one receives, each message once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn six_pop_members_on_four_queues_all_receive() {
+    within(TEST_TIMEOUT, async {
+        const N: usize = 600;
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_six", 4).await;
+        let group = rmq_testkit::unique_name("pushpop_six");
+        let rec = Arc::new(Recorder::new());
+        let mut members = Vec::new();
+        for label in 0..6 {
+            // A slow listener with one call at a time: no member drains everything alone.
+            let spec = pop_spec(&env, &group, &topic, Duration::from_secs(30))
+                .consume_concurrency(1)
+                .pull_batch_size(4);
+            members.push(
+                consumer::start(
+                    spec,
+                    consumer::recording_slow(rec.clone(), label, Duration::from_millis(5)),
+                )
+                .await,
+            );
+        }
+        let producer = env.producer().await;
+        env.send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
+            .await;
+        rec.wait_distinct(N, Duration::from_secs(90)).await;
+        rec.with(|seen| {
+            let dup: Vec<_> = seen.counts.iter().filter(|(_, n)| **n > 1).collect();
+            assert!(dup.is_empty(), "each message once; again: {dup:?}");
+            for label in 0..6 {
+                let got = seen.deliveries.iter().filter(|d| d.consumer == label).count();
+                println!("member {label}: {got}");
+                assert!(got > 0, "member {label} received nothing");
+            }
+        });
+        for c in &members {
+            c.shutdown().await.expect("shutdown");
+        }
+        producer.shutdown().await;
+    })
+    .await;
+}
+
+/// A pop-mode member in a child process takes messages and is SIGKILLed with them in hand: they
+/// come back to the surviving member after their invisible time, with reconsume times 1, and
+/// nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn killed_pop_members_messages_come_back_to_the_others() {
+    within(TEST_TIMEOUT, async {
+        const N: usize = 40;
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_kill", 2).await;
+        let group = rmq_testkit::unique_name("pushpop_kill");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut child = Child::spawn(
+            env!("CARGO_BIN_EXE_push-child"),
+            &ChildConfig {
+                namesrv: env.namesrv().to_owned(),
+                group: group.clone(),
+                topic: topic.clone(),
+                out: dir.path().join("deliveries.txt"),
+                mode: ChildMode::Pop,
+                fail_tag: None,
+                // Holds every message until killed.
+                delay: Duration::from_secs(3600),
+            },
+        );
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(100),
+            "the child started",
+            || {
+                let started = child.started();
+                async move { if started { Ok(()) } else { Err("not yet") } }
+            },
+        )
+        .await;
+        let producer = env.producer().await;
+        let sent = env
+            .send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
+            .await;
+        let held = poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            "the child holds messages",
+            || {
+                let records = child.records();
+                async move {
+                    if records.is_empty() {
+                        Err(0)
+                    } else {
+                        Ok(records)
+                    }
+                }
+            },
+        )
+        .await;
+        child.assert_running();
+        child.kill();
+        let killed_at = Instant::now();
+        let held_ids: HashSet<String> = child.records().into_iter().map(|r| r.msg_id).collect();
+        println!("the child held {} of {N} when killed", held_ids.len());
+        assert!(!held.is_empty());
+
+        let rec = Arc::new(Recorder::new());
+        let survivor = consumer::start(
+            pop_spec(&env, &group, &topic, Duration::from_secs(30)),
+            consumer::recording(rec.clone(), 0, |_, _| false),
+        )
+        .await;
+        let expected: HashSet<String> = sent.iter().map(|s| s.msg_id.clone()).collect();
+        rec.wait_for(Duration::from_secs(60), "every message reached the survivor", |s| {
+            s.missing(expected.iter().map(String::as_str)).is_empty()
+        })
+        .await;
+        println!(
+            "every message at the survivor {:?} after the kill (pop invisible time {CHILD_POP_INVISIBLE:?})",
+            killed_at.elapsed()
+        );
+        rec.with(|seen| {
+            for id in &held_ids {
+                let again = seen.of(id);
+                assert!(!again.is_empty(), "held message {id} came back");
+                assert!(
+                    again.iter().all(|d| d.msg.reconsume_times == 1),
+                    "redelivered with reconsume times 1"
+                );
+            }
+        });
+        survivor.shutdown().await.expect("shutdown");
+        producer.shutdown().await;
+    })
+    .await;
+}
