@@ -103,6 +103,10 @@ pub enum Error<K: Kind> {
         addr: String,
     },
 
+    /// A call to the RocketMQ 5.x proxy failed (a consumer built with
+    /// `endpoint(..)`); the text names the RPC and the proxy's status.
+    Grpc(rmq_grpc::Error),
+
     /// The consumer has been shut down.
     Shutdown,
 
@@ -117,6 +121,7 @@ impl<K: Kind> fmt::Display for Error<K> {
             Error::Config(m) => write!(f, "invalid {} configuration: {m}", K::NAME),
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
             Error::Client(_) => f.write_str("client call failed"),
+            Error::Grpc(e) => write!(f, "call to the proxy failed: {e}"),
             Error::OffsetStore(_) => f.write_str("offset store failed"),
             Error::Pull { queue, .. } => write!(f, "pulling {queue} failed"),
             Error::StartOffset { queue, .. } => {
@@ -162,6 +167,7 @@ impl<K: Kind> std::error::Error for Error<K> {
         match self {
             Error::Client(e) | Error::Pull { source: e, .. } => Some(e),
             Error::OffsetStore(e) => Some(e),
+            Error::Grpc(e) => Some(e),
             Error::StartOffset { source, .. } => Some(&**source),
             _ => None,
         }
@@ -171,6 +177,16 @@ impl<K: Kind> std::error::Error for Error<K> {
 impl<K: Kind> From<rmq_client_core::Error> for Error<K> {
     fn from(e: rmq_client_core::Error) -> Self {
         Error::Client(e)
+    }
+}
+
+impl<K: Kind> From<rmq_grpc::Error> for Error<K> {
+    /// The proxy call's error; the session's shutdown is the consumer's.
+    fn from(e: rmq_grpc::Error) -> Self {
+        match e {
+            rmq_grpc::Error::Shutdown => Error::Shutdown,
+            e => Error::Grpc(e),
+        }
     }
 }
 
@@ -189,6 +205,7 @@ impl<K: Kind> Error<K> {
             Error::OffsetStore(e) => e.is_retryable(),
             Error::StartOffset { source, .. } => source.is_retryable(),
             Error::BrokerNotFound { .. } => true,
+            Error::Grpc(e) => e.is_retryable(),
             _ => false,
         }
     }
@@ -200,6 +217,7 @@ impl<K: Kind> Error<K> {
         match self {
             Error::Client(e) | Error::Pull { source: e, .. } => e.is_auth(),
             Error::OffsetStore(e) => e.is_auth(),
+            Error::Grpc(e) => e.is_auth(),
             Error::StartOffset { source, .. } => source.is_auth(),
             _ => false,
         }
@@ -210,6 +228,7 @@ impl<K: Kind> Error<K> {
         match self {
             Error::Client(e) | Error::Pull { source: e, .. } => e.is_timeout(),
             Error::OffsetStore(e) => e.is_timeout(),
+            Error::Grpc(e) => matches!(e, rmq_grpc::Error::Timeout { .. }),
             Error::StartOffset { source, .. } => source.is_timeout(),
             _ => false,
         }

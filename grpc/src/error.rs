@@ -87,6 +87,23 @@ impl Error {
         }
     }
 
+    /// Whether the proxy refused the credentials or the permissions
+    /// (`UNAUTHORIZED`, `FORBIDDEN`, gRPC `UNAUTHENTICATED` /
+    /// `PERMISSION_DENIED`): check the access key and secret and the ACL.
+    pub fn is_auth(&self) -> bool {
+        match self {
+            Error::Rpc { code, .. } => matches!(
+                code,
+                tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+            ),
+            Error::Proxy { .. } => matches!(
+                self.proxy_code(),
+                Some(proto::Code::Unauthorized | proto::Code::Forbidden)
+            ),
+            _ => false,
+        }
+    }
+
     /// The proxy's status code, for [`Error::Proxy`].
     pub fn proxy_code(&self) -> Option<proto::Code> {
         match self {

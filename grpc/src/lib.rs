@@ -1,7 +1,8 @@
 //! rmq-grpc: the RocketMQ 5.x proxy transport. The `apache.rocketmq.v2`
 //! protocol ([`proto`], generated from the crate's own `.proto` files) over
 //! a tonic channel, and a [`Session`]: the `Telemetry` stream with settings
-//! sync and server commands, heartbeats, `QueryRoute`, `SendMessage`,
+//! sync and server commands, heartbeats, `QueryRoute`, `QueryAssignment`,
+//! `SendMessage`, `ReceiveMessage`, `AckMessage`, `ChangeInvisibleDuration`,
 //! `EndTransaction`, each call with a deadline and retries with backoff on
 //! `UNAVAILABLE` / `TOO_MANY_REQUESTS`.
 //!
@@ -11,11 +12,14 @@
 
 mod config;
 mod error;
+mod message;
 pub mod proto;
 mod session;
 
 pub use config::GrpcConfig;
 pub use error::{Error, Result};
+pub use message::{Receipt, message_ext};
 pub use session::{
-    ClientSettings, ServerCommand, Session, duration, resource, timestamp_ms, timestamp_to_ms,
+    ClientSettings, ServerCommand, Session, consumer_pub_sub, duration, filter_expression, resource,
+    subscription_entry, timestamp_ms, timestamp_to_ms,
 };

@@ -9,6 +9,7 @@ use rmq_consumer_base::{Expression, Subscription};
 use crate::error::Result;
 use crate::simple::config::SimpleConsumerConfig;
 use crate::simple::consumer::SimpleConsumer;
+use crate::simple::grpc::GrpcInner;
 use crate::simple::inner::Inner;
 
 /// Builds and starts a [`SimpleConsumer`].
@@ -36,6 +37,7 @@ use crate::simple::inner::Inner;
 pub struct SimpleConsumerBuilder {
     config: SimpleConsumerConfig,
     client: ClientConfigSource,
+    endpoint: Option<String>,
 }
 
 rmq_consumer_base::group_setters!(SimpleConsumerBuilder, SimpleConsumerConfig);
@@ -68,7 +70,8 @@ impl SimpleConsumerBuilder {
         self
     }
 
-    /// Starts the consumer: client instance, routes of the subscribed
+    /// Starts the consumer (with [`endpoint`](Self::endpoint): a session
+    /// with the proxy, its settings answered): client instance, routes of the subscribed
     /// topics, registration (CONSUME_POP), and a check that their brokers
     /// pop.
     ///
@@ -79,7 +82,23 @@ impl SimpleConsumerBuilder {
     /// broker of a subscribed topic is older than 5.0,
     /// [`Error::Client`](crate::Error::Client) when the client cannot start.
     pub async fn start(self) -> Result<SimpleConsumer> {
+        if let Some(endpoint) = self.endpoint.clone() {
+            self.config.validate()?;
+            let inner = GrpcInner::start(self.config, &endpoint).await?;
+            return Ok(SimpleConsumer::new_grpc(inner));
+        }
         let (config, client) = self.into_parts()?;
         Inner::start(config, client).await
+    }
+
+    /// Receive through the RocketMQ 5.x proxy at `endpoint` (`host:port`
+    /// of its gRPC port) instead of from the brokers: the same API, over
+    /// `ReceiveMessage` / `AckMessage` / `ChangeInvisibleDuration` (the
+    /// name-server settings are then not used). The proxy refuses an
+    /// invisible time below its `minInvisibleTimeMillsForRecv` (10 s by
+    /// default).
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
     }
 }

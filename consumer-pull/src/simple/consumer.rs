@@ -12,6 +12,7 @@ use rmq_consumer_base::{DropGuard, Expression, Guarded, Subscription};
 use crate::error::{Error, Result};
 use crate::simple::builder::SimpleConsumerBuilder;
 use crate::simple::config::{MAX_BATCH, SimpleConsumerConfig};
+use crate::simple::grpc::GrpcInner;
 use crate::simple::inner::Inner;
 use crate::simple::message::{ReceiptHandle, ReceivedMessage};
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
@@ -32,9 +33,35 @@ const MIN_INVISIBLE: Duration = Duration::from_secs(1);
 /// [`shutdown`](Self::shutdown) stops it in the background.
 #[derive(Clone)]
 pub struct SimpleConsumer {
-    guard: Arc<DropGuard<Inner>>,
+    backend: Backend,
     /// Which subscription the next receive reads.
     next_topic: Arc<AtomicUsize>,
+}
+
+/// The wire a consumer talks: the brokers (remoting pop) or the proxy (gRPC).
+#[derive(Clone)]
+enum Backend {
+    Remoting(Arc<DropGuard<Inner>>),
+    Grpc(Arc<GrpcGuard>),
+}
+
+/// Stops the gRPC session in the background when the last handle goes.
+pub(crate) struct GrpcGuard(Arc<GrpcInner>);
+
+impl Drop for GrpcGuard {
+    fn drop(&mut self) {
+        if self.0.cancel.is_cancelled() {
+            return;
+        }
+        let inner = self.0.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = inner.stop().await;
+            });
+        } else {
+            inner.cancel.cancel();
+        }
+    }
 }
 
 impl fmt::Debug for SimpleConsumer {
@@ -54,37 +81,78 @@ impl SimpleConsumer {
 
     pub(crate) fn new(inner: Arc<Inner>) -> Self {
         SimpleConsumer {
-            guard: Arc::new(DropGuard::new(inner)),
+            backend: Backend::Remoting(Arc::new(DropGuard::new(inner))),
             next_topic: Arc::new(AtomicUsize::new(0)),
         }
     }
 
-    fn inner(&self) -> &Arc<Inner> {
-        self.guard.inner()
+    pub(crate) fn new_grpc(inner: GrpcInner) -> Self {
+        SimpleConsumer {
+            backend: Backend::Grpc(Arc::new(GrpcGuard(Arc::new(inner)))),
+            next_topic: Arc::new(AtomicUsize::new(0)),
+        }
     }
 
     fn transport(&self) -> &dyn SimpleTransport {
-        &**self.inner()
+        match &self.backend {
+            Backend::Remoting(g) => &**g.inner(),
+            Backend::Grpc(g) => &*g.0,
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().check_open(),
+            Backend::Grpc(g) if g.0.cancel.is_cancelled() => Err(Error::Shutdown),
+            Backend::Grpc(_) => Ok(()),
+        }
+    }
+
+    fn cancel(&self) -> &tokio_util::sync::CancellationToken {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().cancel(),
+            Backend::Grpc(g) => &g.0.cancel,
+        }
+    }
+
+    fn subs(&self) -> std::sync::MutexGuard<'_, Vec<Subscription>> {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().subs(),
+            Backend::Grpc(g) => g.0.subs(),
+        }
     }
 
     /// The consumer's settings.
     pub fn config(&self) -> &SimpleConsumerConfig {
-        &self.inner().config
+        match &self.backend {
+            Backend::Remoting(g) => &g.inner().config,
+            Backend::Grpc(g) => &g.0.config,
+        }
     }
 
     /// The consumer group.
     pub fn group(&self) -> &str {
-        self.inner().core().group()
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().group(),
+            Backend::Grpc(g) => g.0.group(),
+        }
     }
 
-    /// This client's id in the group (`ip@instance`).
+    /// This client's id in the group (`ip@instance`; over gRPC the id the
+    /// proxy knows the session by).
     pub fn client_id(&self) -> &str {
-        self.inner().core().instance().client_id()
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().instance().client_id(),
+            Backend::Grpc(g) => g.0.session.client_id(),
+        }
     }
 
     /// Whether `shutdown` ran (or the consumer was dropped).
     pub fn is_shutdown(&self) -> bool {
-        self.inner().core().is_closed()
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().is_closed(),
+            Backend::Grpc(g) => g.0.cancel.is_cancelled(),
+        }
     }
 
     /// Receives from `topic` too, filtered by `expression` (replaces the
@@ -100,15 +168,17 @@ impl SimpleConsumer {
         topic: impl Into<String>,
         expression: impl Into<Expression>,
     ) -> Result<()> {
-        self.inner().core().check_open()?;
-        self.inner()
-            .subscribe(Subscription::new(topic, expression))
-            .await
+        self.check_open()?;
+        let sub = Subscription::new(topic, expression);
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().subscribe(sub).await,
+            Backend::Grpc(g) => g.0.subscribe(sub).await,
+        }
     }
 
     /// Stops receiving from `topic`.
     pub fn unsubscribe(&self, topic: &str) {
-        self.inner().subs().retain(|s| s.topic != topic);
+        self.subs().retain(|s| s.topic != topic);
     }
 
     /// Receives up to `max` (1 to 32) messages, hidden from every other
@@ -130,7 +200,7 @@ impl SimpleConsumer {
     /// [`Error::Client`] when the broker call failed (retryable ones say
     /// so), [`Error::Shutdown`].
     pub async fn receive(&self, max: usize, invisible: Duration) -> Result<Vec<ReceivedMessage>> {
-        self.inner().core().check_open()?;
+        self.check_open()?;
         if !(1..=MAX_BATCH).contains(&max) {
             return Err(Error::InvalidArgument(format!(
                 "max is {max}; receive 1 to {MAX_BATCH} messages at a time"
@@ -142,7 +212,7 @@ impl SimpleConsumer {
             )));
         }
         let sub = {
-            let subs = self.inner().subs();
+            let subs = self.subs();
             if subs.is_empty() {
                 return Err(Error::InvalidArgument(
                     "the consumer has no subscription; call subscribe first".into(),
@@ -162,10 +232,9 @@ impl SimpleConsumer {
             invisible,
             wait: self.config().await_duration,
         };
-        let core = self.inner().core();
         tokio::select! {
             biased;
-            () = core.cancel().cancelled() => Err(Error::Shutdown),
+            () = self.cancel().cancelled() => Err(Error::Shutdown),
             r = self.transport().receive(request) => r,
         }
     }
@@ -178,7 +247,7 @@ impl SimpleConsumer {
     /// [`Error::Client`] when the broker refused (an expired handle: the
     /// message came back already) or the call failed; [`Error::Shutdown`].
     pub async fn ack(&self, message: impl AsRef<ReceiptHandle>) -> Result<()> {
-        self.inner().core().check_open()?;
+        self.check_open()?;
         self.transport().ack(&[message.as_ref()]).await
     }
 
@@ -189,7 +258,7 @@ impl SimpleConsumer {
     /// As [`ack`](Self::ack); on an error some brokers may have taken their
     /// acks.
     pub async fn ack_batch<H: AsRef<ReceiptHandle>>(&self, messages: &[H]) -> Result<()> {
-        self.inner().core().check_open()?;
+        self.check_open()?;
         if messages.is_empty() {
             return Ok(());
         }
@@ -210,7 +279,7 @@ impl SimpleConsumer {
         message: impl AsRef<ReceiptHandle>,
         invisible: Duration,
     ) -> Result<ReceiptHandle> {
-        self.inner().core().check_open()?;
+        self.check_open()?;
         if invisible < MIN_INVISIBLE {
             return Err(Error::InvalidArgument(format!(
                 "invisible duration {invisible:?} is below {MIN_INVISIBLE:?}"
@@ -254,7 +323,17 @@ impl SimpleConsumer {
     ///
     /// None today; the signature leaves room.
     pub async fn shutdown(&self) -> Result<()> {
-        let inner = self.inner();
-        inner.core().shutdown(inner.stop()).await
+        match &self.backend {
+            Backend::Remoting(g) => {
+                let inner = g.inner();
+                inner.core().shutdown(inner.stop()).await
+            }
+            Backend::Grpc(g) => {
+                if g.0.cancel.is_cancelled() {
+                    return Ok(());
+                }
+                g.0.stop().await
+            }
+        }
     }
 }

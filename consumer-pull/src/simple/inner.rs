@@ -290,7 +290,7 @@ impl Inner {
         let group = self.core.group();
         let instance = self.core.instance();
         if let [one] = handles {
-            let (topic, ck) = one.as_pop();
+            let (topic, ck) = one.as_pop()?;
             let addr = self.addr_of(topic, ck).await?;
             let header = AckMessageRequestHeader {
                 consumer_group: group.to_owned(),
@@ -309,7 +309,7 @@ impl Inner {
         type CkKey<'a> = (&'a str, &'a str, i32, i64, i64, i64, i32);
         let mut by_broker: BTreeMap<&str, BTreeMap<CkKey<'_>, BatchAck>> = BTreeMap::new();
         for h in handles {
-            let (topic, ck) = h.as_pop();
+            let (topic, ck) = h.as_pop()?;
             let key = (
                 topic,
                 ck.retry.as_str(),
@@ -347,7 +347,7 @@ impl Inner {
             let Some(first) = handles.iter().find(|h| h.broker_name() == broker) else {
                 continue;
             };
-            let (topic, ck) = first.as_pop();
+            let (topic, ck) = first.as_pop()?;
             let addr = self.addr_of(topic, ck).await?;
             let body = BatchAckMessageRequestBody {
                 broker_name: broker.to_owned(),
@@ -363,7 +363,7 @@ impl Inner {
 
     async fn change(&self, handle: &ReceiptHandle, invisible: Duration) -> Result<ReceiptHandle> {
         let group = self.core.group();
-        let (topic, ck) = handle.as_pop();
+        let (topic, ck) = handle.as_pop()?;
         let addr = self.addr_of(topic, ck).await?;
         let header = ChangeInvisibleTimeRequestHeader {
             consumer_group: group.to_owned(),

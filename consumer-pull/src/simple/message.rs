@@ -7,6 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rmq_protocol::MessageExt;
 use rmq_protocol::pop::ExtraInfo;
 
+use crate::error::{Error, Result};
+
 /// What acks a received message or changes its invisible time: opaque,
 /// `Send`, cheap to clone, valid in any task. A change of the invisible
 /// time answers a new handle; the old one is then stale.
@@ -19,6 +21,19 @@ pub struct ReceiptHandle {
 enum Repr {
     /// Remoting: the original topic and the broker's checkpoint.
     Pop { topic: String, ck: ExtraInfo },
+    /// gRPC: the proxy's receipt handle and what it was granted.
+    Grpc(GrpcHandle),
+}
+
+/// A receipt handle of the proxy (`ReceiveMessage`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct GrpcHandle {
+    pub(crate) topic: String,
+    pub(crate) message_id: String,
+    pub(crate) handle: String,
+    pub(crate) broker_name: String,
+    pub(crate) invisible_ms: u64,
+    pub(crate) visible_at_ms: u64,
 }
 
 impl ReceiptHandle {
@@ -28,41 +43,91 @@ impl ReceiptHandle {
         }
     }
 
+    pub(crate) fn grpc(handle: GrpcHandle) -> Self {
+        ReceiptHandle {
+            repr: Repr::Grpc(handle),
+        }
+    }
+
     /// The topic and checkpoint of a remoting handle.
-    pub(crate) fn as_pop(&self) -> (&str, &ExtraInfo) {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a handle of a gRPC consumer.
+    pub(crate) fn as_pop(&self) -> Result<(&str, &ExtraInfo)> {
         match &self.repr {
-            Repr::Pop { topic, ck } => (topic, ck),
+            Repr::Pop { topic, ck } => Ok((topic, ck)),
+            Repr::Grpc(_) => Err(Error::InvalidArgument(
+                "a handle received through the proxy (endpoint) given to a consumer of the \
+                 brokers (namesrv_addr); ack it with the consumer that received it"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The proxy's handle of a gRPC handle.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a handle of a remoting consumer.
+    pub(crate) fn as_grpc(&self) -> Result<&GrpcHandle> {
+        match &self.repr {
+            Repr::Grpc(h) => Ok(h),
+            Repr::Pop { .. } => Err(Error::InvalidArgument(
+                "a handle received from the brokers (namesrv_addr) given to a consumer of the \
+                 proxy (endpoint); ack it with the consumer that received it"
+                    .into(),
+            )),
         }
     }
 
     /// The broker the message was received from.
     pub fn broker_name(&self) -> &str {
-        &self.as_pop().1.broker_name
+        match &self.repr {
+            Repr::Pop { ck, .. } => &ck.broker_name,
+            Repr::Grpc(h) => &h.broker_name,
+        }
     }
 
     /// When the message becomes visible again unless acked or hidden
     /// longer.
     pub fn visible_at(&self) -> SystemTime {
-        let ms = u64::try_from(self.as_pop().1.visible_at_ms()).unwrap_or(0);
+        let ms = match &self.repr {
+            Repr::Pop { ck, .. } => u64::try_from(ck.visible_at_ms()).unwrap_or(0),
+            Repr::Grpc(h) => h.visible_at_ms,
+        };
         UNIX_EPOCH + Duration::from_millis(ms)
     }
 
     /// The invisible time the handle was granted.
     pub fn invisible_duration(&self) -> Duration {
-        Duration::from_millis(u64::try_from(self.as_pop().1.invisible_time).unwrap_or(0))
+        match &self.repr {
+            Repr::Pop { ck, .. } => {
+                Duration::from_millis(u64::try_from(ck.invisible_time).unwrap_or(0))
+            }
+            Repr::Grpc(h) => Duration::from_millis(h.invisible_ms),
+        }
     }
 }
 
 impl fmt::Debug for ReceiptHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (topic, ck) = self.as_pop();
-        f.debug_struct("ReceiptHandle")
-            .field("topic", &topic)
-            .field("broker", &ck.broker_name)
-            .field("queue_id", &ck.queue_id)
-            .field("offset", &ck.queue_offset)
-            .field("retry", &ck.retry)
-            .finish_non_exhaustive()
+        match &self.repr {
+            Repr::Pop { topic, ck } => f
+                .debug_struct("ReceiptHandle")
+                .field("topic", &topic)
+                .field("broker", &ck.broker_name)
+                .field("queue_id", &ck.queue_id)
+                .field("offset", &ck.queue_offset)
+                .field("retry", &ck.retry)
+                .finish_non_exhaustive(),
+            Repr::Grpc(h) => f
+                .debug_struct("ReceiptHandle")
+                .field("topic", &h.topic)
+                .field("broker", &h.broker_name)
+                .field("message_id", &h.message_id)
+                .finish_non_exhaustive(),
+        }
     }
 }
 

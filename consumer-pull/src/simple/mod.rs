@@ -7,11 +7,15 @@
 //! The receive / ack / change-invisible calls go through a
 //! [`SimpleTransport`]; the remoting one (POP_MESSAGE, ACK_MESSAGE,
 //! BATCH_ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME to the brokers) is the
-//! one this crate starts.
+//! one [`namesrv_addr`](SimpleConsumerBuilder::namesrv_addr) starts; the
+//! gRPC one (ReceiveMessage, AckMessage, ChangeInvisibleDuration to a
+//! RocketMQ 5.x proxy) the one [`endpoint`](SimpleConsumerBuilder::endpoint)
+//! starts.
 
 mod builder;
 mod config;
 mod consumer;
+mod grpc;
 mod inner;
 mod message;
 mod transport;
