@@ -35,7 +35,8 @@ fn require_topology(want: &str) {
 }
 
 fn env_addr(key: &str) -> String {
-    std::env::var(key).unwrap_or_else(|_| panic!("{key} is not set (printed by rocketmq-local.sh start)"))
+    std::env::var(key)
+        .unwrap_or_else(|_| panic!("{key} is not set (printed by rocketmq-local.sh start)"))
 }
 
 /// The addresses of broker group `name` by broker id, as the name server lists them now.
@@ -81,7 +82,11 @@ async fn wait_replicated(env: &Env, slave: &str, topic: &str) {
                         .unwrap_or(-1),
                 );
             }
-            if have == master { Ok(have) } else { Err((master, have)) }
+            if have == master {
+                Ok(have)
+            } else {
+                Err((master, have))
+            }
         },
     )
     .await;
@@ -121,7 +126,10 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
         let started = Instant::now();
         rec.wait_distinct(N, Duration::from_secs(120)).await;
         let drained = counts(c.client_instance());
-        println!("backlog of {N} drained in {:?}: pulls {drained:?}", started.elapsed());
+        println!(
+            "backlog of {N} drained in {:?}: pulls {drained:?}",
+            started.elapsed()
+        );
         assert!(
             drained.from_slave > 0,
             "the backlog was read from the slave (broker id 1): pulls {drained:?}"
@@ -129,7 +137,9 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
 
         // Caught up: new messages come from the master, the slave is no longer asked.
         let more = env
-            .send_spread(&producer, 100, |i| Message::new(&topic, format!("more-{i}")))
+            .send_spread(&producer, 100, |i| {
+                Message::new(&topic, format!("more-{i}"))
+            })
             .await;
         rec.wait_distinct(N + 100, Duration::from_secs(60)).await;
         let caught_up = counts(c.client_instance());
@@ -139,7 +149,11 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
             "pulls go to the master again",
             || async {
                 let now = counts(c.client_instance());
-                if now.from_master >= caught_up.from_master + 8 { Ok(now) } else { Err(now) }
+                if now.from_master >= caught_up.from_master + 8 {
+                    Ok(now)
+                } else {
+                    Err(now)
+                }
             },
         )
         .await;
@@ -148,8 +162,13 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
             end.from_slave <= caught_up.from_slave + u64::try_from(QUEUES).unwrap_or(4),
             "caught up, the consumer pulls from the master: {caught_up:?} -> {end:?}"
         );
-        let expected: Vec<&str> = sent.iter().chain(&more).map(|s| s.msg_id.as_str()).collect();
-        let (missing, dups) = rec.with(|seen| (seen.missing(expected.iter().copied()), seen.duplicates()));
+        let expected: Vec<&str> = sent
+            .iter()
+            .chain(&more)
+            .map(|s| s.msg_id.as_str())
+            .collect();
+        let (missing, dups) =
+            rec.with(|seen| (seen.missing(expected.iter().copied()), seen.duplicates()));
         println!(
             "cluster-figures: scenario=slave-reads version={} lost={} duplicates={dups} \
              slave_pulls={} master_pulls={}",
@@ -168,12 +187,20 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
 
 /// Sends `n` messages one by one, retrying a failed send (an unacknowledged one is not in the
 /// ledger); returns the acknowledged ids and the number of failed attempts.
-async fn send_ledger(producer: &Producer, topic: &str, tag: &str, n: usize) -> (Vec<String>, usize) {
+async fn send_ledger(
+    producer: &Producer,
+    topic: &str,
+    tag: &str,
+    n: usize,
+) -> (Vec<String>, usize) {
     let mut acked = Vec::with_capacity(n);
     let mut failed = 0;
     for i in 0..n {
         loop {
-            match producer.send(Message::new(topic, format!("{tag}-{i}"))).await {
+            match producer
+                .send(Message::new(topic, format!("{tag}-{i}")))
+                .await
+            {
                 Ok(r) => {
                     acked.push(r.msg_id);
                     break;
