@@ -14,10 +14,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use futures::StreamExt;
-use rmq_client_core::{ClientInstance, PullCounts};
+use rmq_client_core::{ClientInstance, PullCounts, PullStatus, now_ms};
 use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
 use rmq_producer::{Message, Producer};
 use rmq_protocol::MessageQueue;
+use rmq_protocol::header::{PullMessageRequestHeader, pull_sys_flag};
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder, poll_until, within};
 
@@ -86,6 +87,43 @@ async fn wait_replicated(env: &Env, slave: &str, topic: &str) {
                 Ok(have)
             } else {
                 Err((master, have))
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits until the slave serves a pull of queue 0 of `topic` (it learns the master's topic
+/// configs by its periodic sync, Java `SlaveSynchronize`, every 10 s).
+async fn wait_slave_serves(env: &Env, slave: &str, topic: &str) {
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        "the slave serves pulls of the topic",
+        || async move {
+            let header = PullMessageRequestHeader {
+                consumer_group: "rmq_it_raw_reader".into(),
+                topic: topic.into(),
+                queue_id: 0,
+                queue_offset: 0,
+                max_msg_nums: 1,
+                sys_flag: pull_sys_flag::build(false, false, true, false, false),
+                commit_offset: 0,
+                suspend_timeout_millis: 0,
+                subscription: Some("*".into()),
+                sub_version: now_ms(),
+                expression_type: Some("TAG".into()),
+                max_msg_bytes: None,
+                broker_name: Some(GROUP_A.into()),
+            };
+            match env
+                .admin
+                .pull_message(slave, header, Some(Duration::from_secs(5)))
+                .await
+            {
+                Ok(r) if r.status == PullStatus::Found => Ok(()),
+                Ok(r) => Err(format!("{:?}", r.status)),
+                Err(e) => Err(e.to_string()),
             }
         },
     )
@@ -236,6 +274,7 @@ async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
         let (sent, failed_before) = send_ledger(&producer, &topic, "before", N).await;
         println!("{N} sends before the kill, {failed_before} failed attempts");
         wait_replicated(&env, &slave, &topic).await;
+        wait_slave_serves(&env, &slave, &topic).await;
 
         let killed = Instant::now();
         rmq_testkit::kill_broker("broker-a").await;
