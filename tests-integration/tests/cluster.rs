@@ -14,10 +14,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use futures::StreamExt;
-use rmq_client_core::{ClientInstance, PullCounts};
+use rmq_client_core::{ClientInstance, PullCounts, PullStatus, now_ms};
 use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
 use rmq_producer::{Message, Producer};
 use rmq_protocol::MessageQueue;
+use rmq_protocol::header::{PullMessageRequestHeader, pull_sys_flag};
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder, poll_until, within};
 
@@ -35,7 +36,8 @@ fn require_topology(want: &str) {
 }
 
 fn env_addr(key: &str) -> String {
-    std::env::var(key).unwrap_or_else(|_| panic!("{key} is not set (printed by rocketmq-local.sh start)"))
+    std::env::var(key)
+        .unwrap_or_else(|_| panic!("{key} is not set (printed by rocketmq-local.sh start)"))
 }
 
 /// The addresses of broker group `name` by broker id, as the name server lists them now.
@@ -81,7 +83,48 @@ async fn wait_replicated(env: &Env, slave: &str, topic: &str) {
                         .unwrap_or(-1),
                 );
             }
-            if have == master { Ok(have) } else { Err((master, have)) }
+            if have == master {
+                Ok(have)
+            } else {
+                Err((master, have))
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits until the slave serves a pull of queue 0 of `topic` (it learns the master's topic
+/// configs by its periodic sync, Java `SlaveSynchronize`, every 10 s).
+async fn wait_slave_serves(env: &Env, slave: &str, topic: &str) {
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        "the slave serves pulls of the topic",
+        || async move {
+            let header = PullMessageRequestHeader {
+                consumer_group: "rmq_it_raw_reader".into(),
+                topic: topic.into(),
+                queue_id: 0,
+                queue_offset: 0,
+                max_msg_nums: 1,
+                sys_flag: pull_sys_flag::build(false, false, true, false, false),
+                commit_offset: 0,
+                suspend_timeout_millis: 0,
+                subscription: Some("*".into()),
+                sub_version: now_ms(),
+                expression_type: Some("TAG".into()),
+                max_msg_bytes: None,
+                broker_name: Some(GROUP_A.into()),
+            };
+            match env
+                .admin
+                .pull_message(slave, header, Some(Duration::from_secs(5)))
+                .await
+            {
+                Ok(r) if r.status == PullStatus::Found => Ok(()),
+                Ok(r) => Err(format!("{:?}", r.status)),
+                Err(e) => Err(e.to_string()),
+            }
         },
     )
     .await;
@@ -121,7 +164,10 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
         let started = Instant::now();
         rec.wait_distinct(N, Duration::from_secs(120)).await;
         let drained = counts(c.client_instance());
-        println!("backlog of {N} drained in {:?}: pulls {drained:?}", started.elapsed());
+        println!(
+            "backlog of {N} drained in {:?}: pulls {drained:?}",
+            started.elapsed()
+        );
         assert!(
             drained.from_slave > 0,
             "the backlog was read from the slave (broker id 1): pulls {drained:?}"
@@ -129,7 +175,9 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
 
         // Caught up: new messages come from the master, the slave is no longer asked.
         let more = env
-            .send_spread(&producer, 100, |i| Message::new(&topic, format!("more-{i}")))
+            .send_spread(&producer, 100, |i| {
+                Message::new(&topic, format!("more-{i}"))
+            })
             .await;
         rec.wait_distinct(N + 100, Duration::from_secs(60)).await;
         let caught_up = counts(c.client_instance());
@@ -139,7 +187,11 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
             "pulls go to the master again",
             || async {
                 let now = counts(c.client_instance());
-                if now.from_master >= caught_up.from_master + 8 { Ok(now) } else { Err(now) }
+                if now.from_master >= caught_up.from_master + 8 {
+                    Ok(now)
+                } else {
+                    Err(now)
+                }
             },
         )
         .await;
@@ -148,8 +200,13 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
             end.from_slave <= caught_up.from_slave + u64::try_from(QUEUES).unwrap_or(4),
             "caught up, the consumer pulls from the master: {caught_up:?} -> {end:?}"
         );
-        let expected: Vec<&str> = sent.iter().chain(&more).map(|s| s.msg_id.as_str()).collect();
-        let (missing, dups) = rec.with(|seen| (seen.missing(expected.iter().copied()), seen.duplicates()));
+        let expected: Vec<&str> = sent
+            .iter()
+            .chain(&more)
+            .map(|s| s.msg_id.as_str())
+            .collect();
+        let (missing, dups) =
+            rec.with(|seen| (seen.missing(expected.iter().copied()), seen.duplicates()));
         println!(
             "cluster-figures: scenario=slave-reads version={} lost={} duplicates={dups} \
              slave_pulls={} master_pulls={}",
@@ -168,12 +225,20 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
 
 /// Sends `n` messages one by one, retrying a failed send (an unacknowledged one is not in the
 /// ledger); returns the acknowledged ids and the number of failed attempts.
-async fn send_ledger(producer: &Producer, topic: &str, tag: &str, n: usize) -> (Vec<String>, usize) {
+async fn send_ledger(
+    producer: &Producer,
+    topic: &str,
+    tag: &str,
+    n: usize,
+) -> (Vec<String>, usize) {
     let mut acked = Vec::with_capacity(n);
     let mut failed = 0;
     for i in 0..n {
         loop {
-            match producer.send(Message::new(topic, format!("{tag}-{i}"))).await {
+            match producer
+                .send(Message::new(topic, format!("{tag}-{i}")))
+                .await
+            {
                 Ok(r) => {
                     acked.push(r.msg_id);
                     break;
@@ -209,6 +274,7 @@ async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
         let (sent, failed_before) = send_ledger(&producer, &topic, "before", N).await;
         println!("{N} sends before the kill, {failed_before} failed attempts");
         wait_replicated(&env, &slave, &topic).await;
+        wait_slave_serves(&env, &slave, &topic).await;
 
         let killed = Instant::now();
         rmq_testkit::kill_broker("broker-a").await;
