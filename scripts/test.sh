@@ -211,12 +211,18 @@ for v in "${exact[@]}"; do
     # Pop consumption: the 5.x behaviour on 5.x, the typed refusal on 4.x (see the tests' reasons).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
       pop=(cargo test -p rmq-consumer-pull --test simple -- --ignored --skip four_x_broker --skip child_holds)
+      push_pop=(cargo test -p rmq-tests-integration --test push_pop -- --ignored --skip pop_mode_on_a_4x)
     else
       pop=(cargo test -p rmq-consumer-pull --test simple four_x_broker_refuses -- --ignored)
+      push_pop=(cargo test -p rmq-tests-integration --test push_pop pop_mode_on_a_4x -- --ignored)
     fi
     if [[ "$rc" == 0 ]]; then
       say "running: ${pop[*]}"
       "${pop[@]}" || rc=$?
+      if [[ "$rc" == 0 ]]; then
+        say "running: ${push_pop[*]}"
+        "${push_pop[@]}" || rc=$?
+      fi
       summary+=("RocketMQ $v: pop step -> exit $rc")
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).

@@ -48,7 +48,9 @@ async fn pop_mode_on_a_4x_broker_is_a_typed_error() {
         let started = Instant::now();
         let err = pop_spec(&env, &group, &topic, Duration::from_secs(10))
             .builder()
-            .start(consumer::recording(Arc::new(Recorder::new()), 0, |_, _| false))
+            .start(consumer::recording(Arc::new(Recorder::new()), 0, |_, _| {
+                false
+            }))
             .await
             .expect_err("a 4.x broker cannot pop");
         assert!(err.is_pop_not_supported(), "{err:?}");
@@ -104,7 +106,8 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
                         continue;
                     };
                     for m in &got {
-                        let mq = MessageQueue::new(topic.as_str(), m.broker_name.clone(), m.queue_id);
+                        let mq =
+                            MessageQueue::new(topic.as_str(), m.broker_name.clone(), m.queue_id);
                         rec.record(label, &mq, std::slice::from_ref(m.message()));
                     }
                     if !got.is_empty() {
@@ -134,7 +137,11 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
             let dup: Vec<_> = seen.counts.iter().filter(|(_, n)| **n > 1).collect();
             assert!(dup.is_empty(), "each message once; again: {dup:?}");
             for label in 0..5 {
-                let got = seen.deliveries.iter().filter(|d| d.consumer == label).count();
+                let got = seen
+                    .deliveries
+                    .iter()
+                    .filter(|d| d.consumer == label)
+                    .count();
                 println!("consumer {label}: {got}");
             }
             assert!(
@@ -177,8 +184,10 @@ impl MessageListener for FailFirst {
 }
 
 /// `ReconsumeLater` with delay level 2 (5 s): the message is hidden for 5 s (a change of its
-/// invisible time), then delivered again with reconsume times 1 — within 1 s of the delay — and
-/// not before; once consumed it does not come back.
+/// invisible time), then delivered again with reconsume times 1, not before; once consumed it does
+/// not come back. The broker's revive service adds a fixed ~2 s (PopReviveService revives a
+/// checkpoint only once it is more than `PopAckConstants.ackTimeInterval` + 1 s behind the scan's
+/// end time), so the bound is the delay + 3 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
 async fn reconsume_later_comes_back_after_its_delay() {
@@ -215,10 +224,13 @@ async fn reconsume_later_comes_back_after_its_delay() {
         let back_after = second - first;
         println!("ReconsumeLater at delay level 2 (5 s): back after {back_after:?}");
         assert_eq!(times, 1, "redelivered with reconsume times 1");
-        assert!(back_after >= Duration::from_secs(5), "back after {back_after:?}");
         assert!(
-            back_after <= Duration::from_secs(6),
-            "back within 1 s of the delay, after {back_after:?}"
+            back_after >= Duration::from_secs(5),
+            "back after {back_after:?}"
+        );
+        assert!(
+            back_after <= Duration::from_secs(8),
+            "back within 3 s of the delay, after {back_after:?}"
         );
         tokio::time::sleep(Duration::from_secs(8)).await;
         assert_eq!(rec.len(), 2, "consumed: not delivered again");
@@ -242,7 +254,11 @@ async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
         struct Always(Arc<Recorder>);
         #[async_trait]
         impl MessageListener for Always {
-            async fn consume(&self, msgs: &[MessageExt], ctx: &mut ConsumeContext) -> ConsumeResult {
+            async fn consume(
+                &self,
+                msgs: &[MessageExt],
+                ctx: &mut ConsumeContext,
+            ) -> ConsumeResult {
                 self.0.record(0, ctx.queue(), msgs);
                 ctx.set_delay_level(1);
                 ConsumeResult::ReconsumeLater
@@ -276,7 +292,8 @@ async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
             },
         )
         .await;
-        let times: Vec<i32> = rec.with(|s| s.deliveries.iter().map(|d| d.msg.reconsume_times).collect());
+        let times: Vec<i32> =
+            rec.with(|s| s.deliveries.iter().map(|d| d.msg.reconsume_times).collect());
         assert_eq!(times, [0, 1, 2], "delivered max reconsume times + 1 times");
         c.shutdown().await.expect("shutdown");
         producer.shutdown().await;
@@ -317,7 +334,11 @@ async fn six_pop_members_on_four_queues_all_receive() {
             let dup: Vec<_> = seen.counts.iter().filter(|(_, n)| **n > 1).collect();
             assert!(dup.is_empty(), "each message once; again: {dup:?}");
             for label in 0..6 {
-                let got = seen.deliveries.iter().filter(|d| d.consumer == label).count();
+                let got = seen
+                    .deliveries
+                    .iter()
+                    .filter(|d| d.consumer == label)
+                    .count();
                 println!("member {label}: {got}");
                 assert!(got > 0, "member {label} received nothing");
             }

@@ -133,7 +133,12 @@ impl PopLoop {
         }
         let room = cfg.pull_threshold_for_queue.saturating_sub(count).max(1);
         let max = i32::try_from(room).map_or(cfg.pull_batch_size, |r| r.min(cfg.pull_batch_size));
-        let Some(sub) = cfg.subscriptions.iter().rev().find(|s| s.topic == self.mq.topic) else {
+        let Some(sub) = cfg
+            .subscriptions
+            .iter()
+            .rev()
+            .find(|s| s.topic == self.mq.topic)
+        else {
             warn!("no subscription for the queue's topic");
             return cfg.pull_delay_when_exception;
         };
@@ -182,7 +187,10 @@ impl PopLoop {
                 rmq_client_core::AUTH_FAILURE_BACKOFF
             }
             Err(e) if is_pop_unsupported(&e) => {
-                warn!(addr, "the broker does not pop (RocketMQ 5 needed); retrying later");
+                warn!(
+                    addr,
+                    "the broker does not pop (RocketMQ 5 needed); retrying later"
+                );
                 cfg.pull_delay_when_exception
             }
             Err(e) => {

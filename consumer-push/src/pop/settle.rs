@@ -199,11 +199,7 @@ impl Settler {
         let Some(first) = batch.first() else {
             return;
         };
-        let queue = MessageQueue::new(
-            mq.topic.clone(),
-            mq.broker_name.clone(),
-            first.ck.queue_id,
-        );
+        let queue = MessageQueue::new(mq.topic.clone(), mq.broker_name.clone(), first.ck.queue_id);
         let (mut msgs, handles): (Vec<MessageExt>, Vec<Handle>) = batch
             .into_iter()
             .map(|p| {
@@ -282,7 +278,10 @@ impl Settler {
             msg.reconsume_times.saturating_add(3)
         };
         let index = usize::try_from(level.clamp(1, 18) - 1).unwrap_or(0);
-        let delay = DELAY_LEVELS.get(index).copied().unwrap_or(Duration::from_secs(10));
+        let delay = DELAY_LEVELS
+            .get(index)
+            .copied()
+            .unwrap_or(Duration::from_secs(10));
         let group = inner.core.group();
         let header = ChangeInvisibleTimeRequestHeader {
             consumer_group: group.to_owned(),
@@ -333,7 +332,12 @@ impl Settler {
             max_reconsume_times: Some(inner.config.effective_max_reconsume_times()),
             broker_name: Some(h.ck.broker_name.clone()),
         };
-        match inner.core.instance().consumer_send_back(&h.addr, header).await {
+        match inner
+            .core
+            .instance()
+            .consumer_send_back(&h.addr, header)
+            .await
+        {
             Ok(()) => {
                 info!(msg_id = %msg.msg_id, reconsume_times = msg.reconsume_times, "message moved to the DLQ");
                 if self.acks.send(h).await.is_err() {

@@ -18,8 +18,8 @@ use rmq_consumer_push::{
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{
-    CHILD_POP_INVISIBLE, ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG, ENV_GROUP, ENV_INSTANCE,
-    ENV_MAX_RECONSUME, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
+    CHILD_POP_INVISIBLE, ChildMode, ChildRecord, ENV_DEAD_TAG, ENV_DELAY_MS, ENV_FAIL_TAG,
+    ENV_GROUP, ENV_INSTANCE, ENV_MAX_RECONSUME, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
 };
 use rmq_tests_integration::consumer::ConsumerSpec;
 
