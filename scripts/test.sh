@@ -12,8 +12,9 @@
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`). Stops at the first failure.
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
-#   `session`, tests-integration `grpc_producer`, `#[ignore]`d in the normal run since 4.9.x has no proxy) run
-#   as a step of their own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too).
+#   `session`, tests-integration `grpc_producer`, `grpc_consumer`, and `grpc_restart`, which restarts the local
+#   proxy; `#[ignore]`d in the normal run since 4.9.x has no proxy) run as a step of their own on 5.x (with
+#   NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, without `grpc_restart`).
 # - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
 #   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
 #   RMQ_SECURE_NAMESRV_PORT / RMQ_SECURE_BROKER_PORT (defaults 19876 / 20911); it is stopped before
@@ -72,7 +73,7 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
       cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer -- --ignored || rc=$?
+      cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer --test grpc_consumer -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -227,7 +228,7 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer -- --ignored)
+      grpc=(cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer --test grpc_consumer --test grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")

@@ -20,6 +20,6 @@ pub use config::GrpcConfig;
 pub use error::{Error, Result};
 pub use message::{Receipt, message_ext};
 pub use session::{
-    ClientSettings, ServerCommand, Session, consumer_pub_sub, duration, filter_expression, resource,
-    subscription_entry, timestamp_ms, timestamp_to_ms,
+    ClientSettings, ServerCommand, Session, consumer_pub_sub, duration, filter_expression,
+    resource, subscription_entry, timestamp_ms, timestamp_to_ms,
 };

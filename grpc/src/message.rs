@@ -36,7 +36,9 @@ pub fn message_ext(msg: proto::Message, broker_name: &str) -> Result<(MessageExt
     let bad = |reason: String| Error::Protocol { rpc: RPC, reason };
     let topic = msg.topic.map(|t| t.name).unwrap_or_default();
     let Some(sys) = msg.system_properties else {
-        return Err(bad(format!("a message of {topic} without system properties")));
+        return Err(bad(format!(
+            "a message of {topic} without system properties"
+        )));
     };
     let Some(receipt_handle) = sys.receipt_handle.clone().filter(|h| !h.is_empty()) else {
         return Err(bad(format!(
@@ -147,9 +149,6 @@ mod tests {
             system_properties: Some(proto::SystemProperties::default()),
             ..Default::default()
         };
-        assert!(matches!(
-            message_ext(msg, "b"),
-            Err(Error::Protocol { .. })
-        ));
+        assert!(matches!(message_ext(msg, "b"), Err(Error::Protocol { .. })));
     }
 }

@@ -75,7 +75,8 @@ impl ClientSettings {
     }
 }
 
-/// The `Subscription` settings of a consumer of `group`.
+/// The `Subscription` settings of a consumer of `group` (`fifo == false`
+/// leaves it to the group's `consumeMessageOrderly`).
 pub fn consumer_pub_sub(
     group: &str,
     subscriptions: Vec<proto::SubscriptionEntry>,
@@ -85,7 +86,7 @@ pub fn consumer_pub_sub(
     proto::settings::PubSub::Subscription(proto::Subscription {
         group: Some(resource("", group)),
         subscriptions,
-        fifo: Some(fifo),
+        fifo: fifo.then_some(true),
         receive_batch_size: None,
         long_polling_timeout: Some(duration(long_polling)),
         lite_subscription_quota: None,
@@ -317,7 +318,11 @@ impl Session {
     /// # Errors
     ///
     /// The call's error; [`Error::Proxy`] `TOPIC_NOT_FOUND` for an unknown topic.
-    pub async fn query_assignment(&self, topic: &str, group: &str) -> Result<Vec<proto::Assignment>> {
+    pub async fn query_assignment(
+        &self,
+        topic: &str,
+        group: &str,
+    ) -> Result<Vec<proto::Assignment>> {
         let ns = &self.inner.config.namespace;
         let req = proto::QueryAssignmentRequest {
             topic: Some(resource(ns, topic)),
@@ -376,7 +381,8 @@ impl Session {
                 match item.content {
                     Some(proto::receive_message_response::Content::Message(m)) => out.push(m),
                     Some(proto::receive_message_response::Content::Status(s)) => status = Some(s),
-                    Some(proto::receive_message_response::Content::DeliveryTimestamp(_)) | None => {}
+                    Some(proto::receive_message_response::Content::DeliveryTimestamp(_)) | None => {
+                    }
                 }
             }
             match status {

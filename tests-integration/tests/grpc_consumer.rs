@@ -125,7 +125,10 @@ async fn every_producer_kind_arrives_with_every_field() {
         }
 
         // FIFO: the message group arrives.
-        consumer.subscribe(&fifo, "*").await.expect("subscribe fifo");
+        consumer
+            .subscribe(&fifo, "*")
+            .await
+            .expect("subscribe fifo");
         let m = message(&fifo, 7).with_property(property::SHARDING_KEY, "group-7");
         let id = grpc.send(m.clone()).await.expect("fifo send").msg_id;
         let got = receive_ids(&consumer, std::slice::from_ref(&id), 60).await;
@@ -133,7 +136,10 @@ async fn every_producer_kind_arrives_with_every_field() {
         assert_eq!(got[&id].property(property::SHARDING_KEY), Some("group-7"));
 
         // Delayed: not before its delivery time, which it carries.
-        consumer.subscribe(&delay, "*").await.expect("subscribe delay");
+        consumer
+            .subscribe(&delay, "*")
+            .await
+            .expect("subscribe delay");
         let at = rmq_client_core::now_ms() + 3_000;
         let m = message(&delay, 8).with_property(property::TIMER_DELIVER_MS, at.to_string());
         let id = grpc.send(m.clone()).await.expect("delay send").msg_id;
@@ -149,7 +155,13 @@ async fn every_producer_kind_arrives_with_every_field() {
         );
 
         consumer.shutdown().await.expect("shutdown");
-        assert!(consumer.receive(1, INVISIBLE).await.unwrap_err().is_shutdown());
+        assert!(
+            consumer
+                .receive(1, INVISIBLE)
+                .await
+                .unwrap_err()
+                .is_shutdown()
+        );
         grpc.shutdown().await;
         remoting.shutdown().await;
     })
@@ -239,7 +251,10 @@ async fn not_acked_comes_back_after_the_invisible_time() {
         assert_eq!(again.body, message(&topic, 1).body);
         consumer.ack(&again).await.expect("ack the redelivery");
         // The renewed handle acks the hidden one.
-        consumer.ack(&longer).await.expect("ack with the renewed handle");
+        consumer
+            .ack(&longer)
+            .await
+            .expect("ack with the renewed handle");
 
         consumer.shutdown().await.expect("shutdown");
         grpc.shutdown().await;

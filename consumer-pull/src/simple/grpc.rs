@@ -73,7 +73,12 @@ impl GrpcInner {
             config.await_duration,
         );
         let session = Session::start(grpc, settings, None).await?;
-        info!(group, endpoint, client_id = session.client_id(), "simple consumer started (gRPC)");
+        info!(
+            group,
+            endpoint,
+            client_id = session.client_id(),
+            "simple consumer started (gRPC)"
+        );
         Ok(GrpcInner {
             subscriptions: Mutex::new(config.subscriptions.clone()),
             config,
@@ -188,7 +193,10 @@ impl GrpcInner {
                 .push((g.message_id.clone(), g.handle.clone()));
         }
         for (topic, entries) in by_topic {
-            let results = self.session.ack_message(topic, &self.group, entries).await?;
+            let results = self
+                .session
+                .ack_message(topic, &self.group, entries)
+                .await?;
             for r in results {
                 if let Some(s) = r.status.filter(|s| s.code != proto::Code::Ok as i32) {
                     return Err(Error::Grpc(rmq_grpc::Error::Proxy {

@@ -11,13 +11,14 @@ use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use rmq_testkit::client::instance;
 use rmq_testkit::{broker, unique_name};
 
-pub const IGNORED: &str = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x";
+pub(crate) const IGNORED: &str =
+    "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x";
 
 /// The smallest invisible time the proxy accepts for a receive (its
 /// `minInvisibleTimeMillsForRecv`).
-pub const INVISIBLE: Duration = Duration::from_secs(10);
+pub(crate) const INVISIBLE: Duration = Duration::from_secs(10);
 
-pub fn endpoint() -> String {
+pub(crate) fn endpoint() -> String {
     std::env::var("RMQ_PROXY_ENDPOINT").unwrap_or_else(|_| {
         panic!(
             "RMQ_PROXY_ENDPOINT is not set: {IGNORED}; locally: \
@@ -27,7 +28,7 @@ pub fn endpoint() -> String {
 }
 
 /// A fresh topic (4 queues) of a 5.x message type: `NORMAL`, `FIFO`, `DELAY`.
-pub async fn typed_topic(prefix: &str, message_type: &str) -> String {
+pub(crate) async fn typed_topic(prefix: &str, message_type: &str) -> String {
     let topic = unique_name(prefix);
     let b = broker().await;
     let inst = instance("grpc-topics").await;
@@ -58,7 +59,7 @@ pub async fn typed_topic(prefix: &str, message_type: &str) -> String {
 /// A fresh subscription group that consumes in order
 /// (`consumeMessageOrderly`: the proxy then delivers a message group's
 /// next message only after the previous one is acked).
-pub async fn orderly_group(prefix: &str) -> String {
+pub(crate) async fn orderly_group(prefix: &str) -> String {
     let group = unique_name(prefix);
     let b = broker().await;
     let inst = instance("grpc-groups").await;
@@ -91,7 +92,7 @@ pub async fn orderly_group(prefix: &str) -> String {
 
 /// Receives (and acks) until every id of `ids` came, within `secs`;
 /// answers them by id. Other messages are acked and ignored.
-pub async fn receive_ids(
+pub(crate) async fn receive_ids(
     consumer: &SimpleConsumer,
     ids: &[String],
     secs: u64,
