@@ -43,6 +43,28 @@ pub struct ProducerBuilder {
 rmq_client_core::client_setters!(ProducerBuilder, client);
 
 impl ProducerBuilder {
+    /// Groups concurrent [`send`](Producer::send)s (and
+    /// [`send_with_callback`](Producer::send_with_callback)s) of one topic
+    /// into one SEND_BATCH_MESSAGE (Java 5.x `autoBatch`): a batch is sent
+    /// when it holds `max_messages` messages or `max_bytes` body bytes, or
+    /// `linger` after its first message. Each caller gets its own
+    /// [`SendResult`](crate::SendResult) (its `UNIQ_KEY`, queue offset and
+    /// offset id); when the batch fails, each gets an
+    /// [`Error::BatchFailed`](crate::Error::BatchFailed) inside its
+    /// [`Error::Send`](crate::Error::Send). Messages a batch cannot carry
+    /// (delay level, timer, retry topic, a body at least `compress_over`
+    /// bytes) are sent alone. Default: off. Remoting only: a producer of a
+    /// proxy ([`endpoint`](Self::endpoint)) sends one by one.
+    pub fn batching(self, linger: Duration, max_messages: usize, max_bytes: usize) -> Self {
+        self.batching_config(crate::Batching::new(linger, max_messages, max_bytes))
+    }
+
+    /// [`batching`](Self::batching) with every setting of [`Batching`](crate::Batching).
+    pub fn batching_config(mut self, batching: crate::Batching) -> Self {
+        self.config.batching = Some(batching);
+        self
+    }
+
     /// The producer group (Java `producerGroup`). Required, and not
     /// `DEFAULT_PRODUCER` (Java refuses it too).
     pub fn group(mut self, group: impl Into<String>) -> Self {
@@ -187,6 +209,7 @@ impl ProducerBuilder {
     /// The producer of a group registered in `instance`.
     pub(crate) fn running(config: ProducerConfig, instance: ClientInstance) -> Producer {
         tracing::info!(group = %config.group, client_id = instance.client_id(), "producer started");
+        let batcher = config.batching.map(crate::batching::Accumulator::new);
         let sender = Sender {
             config,
             instance,
@@ -195,7 +218,7 @@ impl ProducerBuilder {
             counter: AtomicUsize::new(0),
         };
         Producer {
-            inner: Arc::new(Inner::new(Backend::Remoting(sender))),
+            inner: Arc::new(Inner::new(Backend::Remoting(sender)).with_batcher(batcher)),
         }
     }
 }

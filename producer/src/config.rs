@@ -28,6 +28,7 @@ pub struct ProducerConfig {
     pub(crate) max_message_size: usize,
     pub(crate) default_topic_queue_nums: i32,
     pub(crate) send_latency_fault_enable: bool,
+    pub(crate) batching: Option<crate::Batching>,
 }
 
 impl Default for ProducerConfig {
@@ -44,6 +45,7 @@ impl Default for ProducerConfig {
             max_message_size: 4 * 1024 * 1024,
             default_topic_queue_nums: 4,
             send_latency_fault_enable: true,
+            batching: None,
         }
     }
 }
@@ -120,7 +122,16 @@ impl ProducerConfig {
     }
 
     /// Checks every setting.
+    /// Auto-batching of concurrent sends, if on
+    /// ([`ProducerBuilder::batching`](crate::ProducerBuilder::batching)).
+    pub fn batching(&self) -> Option<crate::Batching> {
+        self.batching
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
+        if let Some(b) = &self.batching {
+            b.validate(self.max_message_size)?;
+        }
         validate::check_group(&self.group).map_err(Error::Config)?;
         if self.send_timeout.is_zero() {
             return Err(Error::Config("the send timeout must be above zero".into()));

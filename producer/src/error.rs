@@ -106,6 +106,19 @@ pub enum Error {
     /// oneway sends through the proxy); the text says what to use instead.
     #[error("not supported through this transport: {0}")]
     TransportUnsupported(String),
+
+    /// The automatic batch this message was sent in failed (see
+    /// [`ProducerBuilder::batching`](crate::ProducerBuilder::batching)):
+    /// every message of it gets this error, sharing the batch's cause.
+    /// [`Error::inner`] and the `is_*` questions look through to the cause.
+    #[error("the automatic batch of {messages} messages this message was in failed")]
+    BatchFailed {
+        /// Messages in the batch.
+        messages: usize,
+        /// Why the batch failed.
+        #[source]
+        source: std::sync::Arc<Error>,
+    },
 }
 
 /// Why a message or batch was rejected before sending.
@@ -228,6 +241,7 @@ impl Error {
     pub fn inner(&self) -> &Error {
         match self {
             Error::Send { source, .. } => source.inner(),
+            Error::BatchFailed { source, .. } => source.inner(),
             other => other,
         }
     }

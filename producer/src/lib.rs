@@ -39,6 +39,7 @@
 //! keeps its id. See `DESIGN.md` in the crate for the send path.
 #![warn(missing_docs)]
 
+mod batching;
 mod builder;
 mod config;
 mod error;
@@ -55,6 +56,7 @@ mod validate;
 
 /// Re-exported for implementing [`TransactionListener`].
 pub use async_trait::async_trait;
+pub use batching::Batching;
 pub use builder::ProducerBuilder;
 pub use config::{DEFAULT_PRODUCER_GROUP, ProducerConfig};
 pub use error::{Error, InvalidMessage, Result, Unsent};

@@ -38,7 +38,7 @@ pub(crate) struct Prepared {
 
 /// Gives `msg` a `UNIQ_KEY` (unless it has one) and `WAIT=true` (unless
 /// `WAIT` is set), as the Java producer does.
-fn stamp(msg: &mut Message) {
+pub(crate) fn stamp(msg: &mut Message) {
     if msg.unique_key().is_none_or(str::is_empty) {
         msg.set_property(property::UNIQ_KEY, next_uniq_id());
     }

@@ -9,11 +9,12 @@ use rmq_protocol::{Message, MessageQueue};
 use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 
+use crate::batching::{Accumulator, Added, Entry};
 use crate::builder::ProducerBuilder;
 use crate::config::ProducerConfig;
 use crate::error::{Error, InvalidMessage, Result, Unsent};
 use crate::grpc::GrpcSender;
-use crate::prepare::{prepare_batch, prepare_message};
+use crate::prepare::{prepare_batch, prepare_message, stamp};
 use crate::send::{Outcome, Sender};
 
 /// A running RocketMQ producer: a cheap-to-clone handle; every clone sends
@@ -49,8 +50,10 @@ pub struct Producer {
 pub(crate) struct Inner {
     backend: Backend,
     shut_down: AtomicBool,
-    /// Tasks of [`Producer::send_with_callback`].
+    /// Tasks of [`Producer::send_with_callback`] and of batch flushes.
     tasks: TaskTracker,
+    /// The batches being filled, with [`ProducerBuilder::batching`].
+    batcher: Option<Arc<Accumulator>>,
 }
 
 /// The transport a producer sends through.
@@ -77,7 +80,14 @@ impl Inner {
             backend,
             shut_down: AtomicBool::new(false),
             tasks: TaskTracker::new(),
+            batcher: None,
         }
+    }
+
+    /// With auto-batching (remoting only).
+    pub(crate) fn with_batcher(mut self, batcher: Option<Accumulator>) -> Self {
+        self.batcher = batcher.map(Arc::new);
+        self
     }
 }
 
@@ -194,6 +204,11 @@ impl Producer {
     }
 
     async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
+        if let (Some(acc), Backend::Remoting(_)) = (&self.inner.batcher, &self.inner.backend) {
+            if acc.accepts(&msg, self.config()) && self.check_running().is_ok() {
+                return self.send_batched(msg, acc).await;
+            }
+        }
         let outcome = match (self.check_running(), &self.inner.backend) {
             (Err(e), _) => Outcome::failed(e),
             (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
@@ -203,6 +218,119 @@ impl Producer {
             },
         };
         hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Adds `msg` to its topic's pending batch and waits for that batch's
+    /// answer (see [`crate::Batching`]).
+    async fn send_batched(&self, mut msg: Message, acc: &Arc<Accumulator>) -> Result<SendResult> {
+        if let Err(e) = crate::validate::check_message(&msg, self.config().max_message_size) {
+            return hand_back(Outcome::failed(e.into()), Unsent::Message(Box::new(msg)));
+        }
+        stamp(&mut msg);
+        let Some(permit) = acc.room(msg.body.len()).await else {
+            return hand_back(
+                Outcome::failed(Error::Shutdown),
+                Unsent::Message(Box::new(msg)),
+            );
+        };
+        let topic = msg.topic.clone();
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let (added, earlier) = acc.add(Entry {
+            msg,
+            reply,
+            _permit: permit,
+        });
+        if let Some(batch) = earlier {
+            self.spawn_flush(batch);
+        }
+        match added {
+            Added::Flush(batch) => self.spawn_flush(batch),
+            Added::StartTimer(key, generation) => {
+                let producer = self.clone();
+                let acc = acc.clone();
+                self.inner.tasks.spawn(async move {
+                    tokio::time::sleep(acc.config.linger).await;
+                    let batch = acc.take(&key, generation);
+                    producer.flush(batch).await;
+                });
+            }
+            Added::Queued => {}
+        }
+        match answer.await {
+            Ok((result, attempts, msg)) => {
+                hand_back(Outcome { attempts, result }, Unsent::Message(Box::new(msg)))
+            }
+            // The flush task ended without answering (the runtime shut down).
+            Err(_) => Err(Error::Send {
+                topic,
+                attempts: 0,
+                source: Box::new(Error::Shutdown),
+                unsent: Unsent::Batch(Vec::new()),
+            }),
+        }
+    }
+
+    fn spawn_flush(&self, batch: Vec<Entry>) {
+        let producer = self.clone();
+        self.inner
+            .tasks
+            .spawn(async move { producer.flush(batch).await });
+    }
+
+    /// Sends one pending batch (a lone message as a plain send) and answers
+    /// each of its callers.
+    async fn flush(&self, batch: Vec<Entry>) {
+        let Backend::Remoting(sender) = &self.inner.backend else {
+            return;
+        };
+        let retries = self.config().retry_times_when_send_failed;
+        let (mut msgs, replies): (Vec<Message>, Vec<_>) = batch
+            .into_iter()
+            .map(|e| (e.msg, (e.reply, e._permit)))
+            .unzip();
+        if msgs.is_empty() {
+            return;
+        }
+        let outcome = if msgs.len() == 1 {
+            match prepare_message(&mut msgs[0], self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+            }
+        } else {
+            match prepare_batch(&mut msgs, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+            }
+        };
+        let attempts = outcome.attempts;
+        let n = msgs.len();
+        match outcome.result {
+            Ok(sent) if n == 1 => {
+                for ((reply, _permit), msg) in replies.into_iter().zip(msgs) {
+                    let _ = reply.send((Ok(sent.clone()), attempts, msg));
+                }
+            }
+            Ok(sent) => {
+                let ids: Vec<String> = msgs
+                    .iter()
+                    .map(|m| m.unique_key().unwrap_or_default().to_owned())
+                    .collect();
+                let results = crate::batching::split_result(&sent, &ids);
+                for (((reply, _permit), msg), r) in replies.into_iter().zip(msgs).zip(results) {
+                    let _ = reply.send((Ok(r), attempts, msg));
+                }
+            }
+            Err(e) => {
+                let cause = Arc::new(e);
+                for ((reply, _permit), msg) in replies.into_iter().zip(msgs) {
+                    let e = Error::BatchFailed {
+                        messages: n,
+                        source: cause.clone(),
+                    };
+                    let _ = reply.send((Err(e), attempts, msg));
+                }
+            }
+        }
     }
 
     /// Sends one message without waiting for the broker's answer (Java
@@ -384,6 +512,11 @@ impl Producer {
     pub async fn shutdown(&self) {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return;
+        }
+        if let Some(acc) = &self.inner.batcher {
+            for batch in acc.take_all() {
+                self.spawn_flush(batch);
+            }
         }
         let tasks = &self.inner.tasks;
         tasks.close();
