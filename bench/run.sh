@@ -29,6 +29,8 @@
 #   --acl                 also rmq-push-signed (drain) and rmq-producer-signed (produce): every request signed
 #                         (RMQ_ACCESS_KEY / RMQ_SECRET_KEY, default a bench key pair). A broker without ACL does
 #                         not check signatures, so these figures are the client's signing cost
+#   --metrics             also rmq-push-metrics (drain): rmq-push with a metrics recorder installed
+#                         (metrics-exporter-prometheus, no HTTP listener), target >= 0.95x of rmq-push
 #   -h | --help
 #
 # Environment: NAMESRV_ADDR (unset: the local broker is started with scripts/rocketmq-local.sh and
@@ -56,6 +58,7 @@ build=1
 mode_name=full
 tls=0
 acl=0
+metrics=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { printf 'bench/run.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -81,6 +84,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) build=0; shift ;;
     --tls) tls=1; shift ;;
     --acl) acl=1; shift ;;
+    --metrics) metrics=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -209,6 +213,7 @@ args=(
 )
 [[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
 [[ $tls == 1 ]] && args+=(--tls-ca "$RMQ_TLS_CA")
+[[ $metrics == 1 ]] && args+=(--metrics)
 [[ $acl == 1 ]] && args+=(--access-key "${RMQ_ACCESS_KEY:-rmq-bench-ak}" --secret-key "${RMQ_SECRET_KEY:-rmq-bench-secret-key}")
 for u in "${unavailable[@]}"; do args+=(--unavailable "$u"); done
 python3 "$BENCH/runner.py" "${args[@]}"

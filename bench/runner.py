@@ -35,6 +35,7 @@ VARIANTS = {
     "rmq-push-tls": ("rmq-push", "tls"),
     "rmq-pull-tls": ("rmq-pull", "tls"),
     "rmq-push-signed": ("rmq-push", "acl"),
+    "rmq-push-metrics": ("rmq-push", "metrics"),
     "rmq-producer-tls": ("rmq-producer", "tls"),
     "rmq-producer-signed": ("rmq-producer", "acl"),
 }
@@ -185,6 +186,8 @@ class Bench:
         kind = VARIANTS.get(client, (None, None))[1]
         if kind == "tls":
             return ["--tls-ca", self.a.tls_ca]
+        if kind == "metrics":
+            return ["--metrics-recorder", "prometheus"]
         if kind == "acl":
             return ["--access-key", self.a.access_key, "--secret-key", self.a.secret_key]
         return []
@@ -498,6 +501,8 @@ def targets(rows):
     if g("rmq-push-tls", "drain", "msgs_per_s") is not None:
         check("rmq-push-tls / rmq-push drain msgs/s", g("rmq-push-tls", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.8)
         check("rmq-pull-tls / rmq-pull drain msgs/s", g("rmq-pull-tls", "drain", "msgs_per_s"), g("rmq-pull", "drain", "msgs_per_s"), ">=", 0.8)
+    if g("rmq-push-metrics", "drain", "msgs_per_s") is not None:
+        check("rmq-push-metrics / rmq-push drain msgs/s", g("rmq-push-metrics", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.95)
     if g("rmq-push-signed", "drain", "msgs_per_s") is not None:
         check("rmq-push-signed / rmq-push drain msgs/s", g("rmq-push-signed", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.9)
     for s in ("produce-sync", "produce-async"):
@@ -547,8 +552,11 @@ def main():
     p.add_argument("--tls-ca", default="", help="adds rmq-push-tls, rmq-pull-tls, rmq-producer-tls (TLS with this CA)")
     p.add_argument("--access-key", default="", help="with --secret-key: adds rmq-push-signed, rmq-producer-signed")
     p.add_argument("--secret-key", default="")
+    p.add_argument("--metrics", action="store_true", help="adds rmq-push-metrics (a metrics recorder installed)")
     a = p.parse_args()
     kinds = set()
+    if a.metrics:
+        kinds.add("metrics")
     if a.tls_ca:
         kinds.add("tls")
     if a.access_key and a.secret_key:

@@ -72,6 +72,20 @@ impl MessageListener for CountingListener {
 pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
     let a = DrainArgs::parse(flags)?;
     let pop = flags.get::<u8>("pop", 0)? == 1;
+    match flags.optional::<String>("metrics-recorder")?.as_deref() {
+        None | Some("none") => {}
+        Some("prometheus") => metrics_exporter_prometheus::PrometheusBuilder::new()
+            .install_recorder()
+            .map(drop)
+            .map_err(|e| {
+                BenchError::Args(format!("cannot install the Prometheus recorder: {e}"))
+            })?,
+        Some(other) => {
+            return Err(BenchError::Args(format!(
+                "--metrics-recorder {other}: expected none or prometheus"
+            )));
+        }
+    }
     let stats = Arc::new(Stats::new(a.expect, a.latency_skip));
     let started = Instant::now();
     let consumer: PushConsumer = PushConsumer::builder()

@@ -392,7 +392,7 @@ impl ConsumerCore {
         T: Send + Sync + 'static,
         RF: Future<Output = ()> + Send + 'static,
     {
-        let span = info_span!("rebalance", group = %self.group);
+        let span = info_span!("rebalance_loop", group = %self.group);
         let inner = inner.clone();
         self.tasks.spawn(
             async move {

@@ -25,6 +25,7 @@ use crate::orderly::listener::OrderlyListener;
 use crate::queues::QueueTable;
 use crate::rebalance;
 use crate::subscriptions::Subscriptions;
+use crate::telemetry::ConsumerMetrics;
 
 /// After the shutdown await timeout, how long abandoned tasks get to stop.
 const ABORT_GRACE: Duration = Duration::from_secs(5);
@@ -58,6 +59,8 @@ pub(crate) struct Inner {
     /// Child of `stop_consume`: rebalance, pull loops, persist loop.
     pub(crate) stop_pull: CancellationToken,
     pub(crate) trigger: RebalanceTrigger,
+    /// Metric handles, the running info's figures.
+    pub(crate) metrics: ConsumerMetrics,
 }
 
 impl Guarded for Inner {
@@ -128,6 +131,7 @@ impl Inner {
             stop_consume,
             stop_pull,
             trigger: rebalance::trigger(config.rebalance_interval),
+            metrics: ConsumerMetrics::new(core.group()),
             core,
             config,
         });
@@ -224,6 +228,39 @@ impl Inner {
             .collect()
     }
 
+    /// The persist tick's figures: every assigned queue's held messages,
+    /// bytes and lag (broker max offset from the last pull answer − the
+    /// committed offset), and a sample of the running info's totals.
+    /// Returns the total lag.
+    pub(crate) fn refresh_gauges(&self) -> i64 {
+        let now = Instant::now();
+        let table = self.core.offset_store().offset_table(None);
+        let mut total = 0_i64;
+        for (mq, pq) in self.queues.process_queues(None) {
+            let view = pq.view(now);
+            let lag = pq
+                .metrics
+                .lag(table.get(&mq).copied(), view.next_pull_offset);
+            total = total.saturating_add(lag);
+            pq.metrics.set_gauges(view.count, view.bytes, lag);
+        }
+        self.metrics.sample(now);
+        total
+    }
+
+    /// The total lag of the assigned queues now (the running info).
+    pub(crate) fn total_lag(&self) -> i64 {
+        let table = self.core.offset_store().offset_table(None);
+        self.queues
+            .process_queues(None)
+            .into_iter()
+            .map(|(mq, pq)| {
+                let next = pq.view(Instant::now()).next_pull_offset;
+                pq.metrics.lag(table.get(&mq).copied(), next)
+            })
+            .fold(0_i64, i64::saturating_add)
+    }
+
     /// The consumer's own shutdown steps (run once, by
     /// [`ConsumerCore::shutdown`], which then unregisters and releases).
     pub(crate) async fn stop(&self) -> Result<()> {
@@ -288,6 +325,7 @@ impl Inner {
             .spawn_every(every, self.stop_pull.clone(), move || {
                 let inner = inner.clone();
                 async move {
+                    inner.refresh_gauges();
                     let mqs = inner.queues.assigned(None);
                     inner
                         .core

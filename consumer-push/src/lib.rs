@@ -86,6 +86,7 @@ mod registration;
 mod send_back;
 mod stream;
 mod subscriptions;
+pub mod telemetry;
 
 pub use async_trait::async_trait;
 pub use builder::PushConsumerBuilder;

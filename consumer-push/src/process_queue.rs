@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use rmq_protocol::MessageExt;
 use tokio::sync::Notify;
 
+use crate::telemetry::QueueMetrics;
+
 /// The held messages and counters of one queue.
 #[derive(Debug)]
 pub(crate) struct ProcessQueue {
@@ -31,6 +33,8 @@ pub(crate) struct ProcessQueue {
     /// Wakes the queue's orderly consume loop when messages arrive (a
     /// stored permit means no wake-up is lost). Unused in concurrent mode.
     pub(crate) wakeup: Notify,
+    /// The queue's metric handles and figures (built once, at assignment).
+    pub(crate) metrics: QueueMetrics,
 }
 
 #[derive(Debug)]
@@ -88,6 +92,11 @@ pub(crate) struct PqView {
 impl ProcessQueue {
     /// An empty queue; `now` starts the idle clocks.
     pub(crate) fn new(now: Instant) -> Self {
+        Self::with_metrics(now, QueueMetrics::noop())
+    }
+
+    /// An empty queue reporting to `metrics`.
+    pub(crate) fn with_metrics(now: Instant, metrics: QueueMetrics) -> Self {
         ProcessQueue {
             state: Mutex::new(State {
                 msgs: BTreeMap::new(),
@@ -101,6 +110,7 @@ impl ProcessQueue {
                 next_pull_offset: None,
             }),
             wakeup: Notify::new(),
+            metrics,
         }
     }
 

@@ -20,6 +20,7 @@ use tracing::{Instrument, debug, info, trace, warn};
 
 use crate::inner::Inner;
 use crate::process_queue::{FlowState, ProcessQueue};
+use crate::telemetry;
 use crate::{concurrent, orderly};
 
 /// Log one flow-control event in this many (Java logs every 1000th).
@@ -92,6 +93,7 @@ impl PullLoop {
         self.pq.touch_pull(Instant::now());
         let flow = self.pq.flow_state();
         if let Some(reason) = over_threshold(&flow, cfg) {
+            self.pq.metrics.flow_controlled(reason);
             self.flow_controlled = self.flow_controlled.wrapping_add(1);
             if self.flow_controlled % FLOW_CONTROL_LOG_EVERY == 1 {
                 warn!(
@@ -137,16 +139,22 @@ impl PullLoop {
         };
         let header = pull_header(self.inner.core.group(), &self.mq, &sub, spec);
         trace!(offset = self.next_offset, addr, "pull");
+        let span = telemetry::pull_span(self.inner.core.group(), &self.mq, self.next_offset);
+        let started = Instant::now();
         let pulled = tokio::select! {
-            r = self.inner.core.instance().pull_message(&addr, header, None) => r,
+            r = self.inner.core.instance().pull_message(&addr, header, None).instrument(span.clone()) => r,
             () = self.cancel.cancelled() => return Next::Stop,
         };
+        let took = started.elapsed();
         match pulled {
             Ok(result) => {
                 self.broker_id = result.suggest_which_broker_id;
-                self.on_result(result, &sub).await
+                self.on_result(result, &sub, took, &span).await
             }
-            Err(e) => self.on_error(e).await,
+            Err(e) => {
+                telemetry::pull_answered(&span, "error", 0);
+                self.on_error(e).await
+            }
         }
     }
 
@@ -172,10 +180,16 @@ impl PullLoop {
         &mut self,
         result: PullResult,
         sub: &rmq_protocol::body::SubscriptionData,
+        took: Duration,
+        span: &tracing::Span,
     ) -> Next {
         let inner = self.inner.clone();
         let cfg = &inner.config;
         let nbo = result.next_begin_offset;
+        if !matches!(result.status, PullStatus::Found) {
+            self.pq.metrics.pulled(took, 0, result.max_offset);
+            telemetry::pull_answered(span, pull_status_name(result.status), 0);
+        }
         match result.status {
             PullStatus::Found => {
                 let mut msgs = match result.decode_messages(&self.mq) {
@@ -187,6 +201,8 @@ impl PullLoop {
                 };
                 let pulled = msgs.len();
                 filter_pulled(&mut msgs, sub, Some(&self.inner.retry_topic));
+                self.pq.metrics.pulled(took, msgs.len(), result.max_offset);
+                telemetry::pull_answered(span, "FOUND", pulled);
                 trace!(pulled, kept = msgs.len(), next = nbo, "found");
                 self.set_next(nbo);
                 if msgs.is_empty() {
@@ -294,6 +310,17 @@ impl PullLoop {
             );
         }
         Next::After(rmq_client_core::AUTH_FAILURE_BACKOFF)
+    }
+}
+
+/// The span's name of a pull status (Java `PullStatus`).
+fn pull_status_name(status: PullStatus) -> &'static str {
+    match status {
+        PullStatus::Found => "FOUND",
+        PullStatus::NoNewMsg => "NO_NEW_MSG",
+        PullStatus::NoMatchedMsg => "NO_MATCHED_MSG",
+        PullStatus::OffsetIllegal => "OFFSET_ILLEGAL",
+        _ => "OTHER",
     }
 }
 

@@ -111,6 +111,7 @@ impl QueueTable {
         };
         assigned.cancel.cancel();
         assigned.pq.set_dropped();
+        assigned.pq.metrics.set_gauges(0, 0, 0);
         Some(assigned.pq)
     }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
-use tracing::{debug, info, warn};
+use tracing::{Instrument, debug, info, warn};
 
 use crate::error::Result;
 use crate::inner::Inner;
@@ -17,6 +17,7 @@ use crate::orderly;
 use crate::process_queue::ProcessQueue;
 use crate::pull_loop;
 use crate::queues::Assigned;
+use crate::telemetry;
 use rmq_client_core::now_ms;
 
 /// Minimum spacing of two rebalances (Java
@@ -41,8 +42,16 @@ pub(crate) fn spawn(inner: &Arc<Inner>) {
     );
 }
 
-/// One rebalance of every subscribed topic.
+/// One rebalance of every subscribed topic, in its `rebalance` span, timed.
 pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
+    let started = Instant::now();
+    rebalance_topics(inner)
+        .instrument(telemetry::rebalance_span(inner.core.group()))
+        .await;
+    inner.metrics.rebalanced(started.elapsed());
+}
+
+async fn rebalance_topics(inner: &Arc<Inner>) {
     let rebalancer = Rebalancer::new(
         inner.core.instance().clone(),
         inner.core.group().to_owned(),
@@ -139,7 +148,10 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
                 continue;
             }
         };
-        let pq = Arc::new(ProcessQueue::new(Instant::now()));
+        let pq = Arc::new(ProcessQueue::with_metrics(
+            Instant::now(),
+            inner.metrics.queue(&mq),
+        ));
         pq.set_next_offset(offset);
         let cancel = inner.stop_pull.child_token();
         let assigned = Assigned {

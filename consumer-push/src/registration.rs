@@ -120,6 +120,11 @@ impl Registered for Inner {
             }
             info.mq_table.insert(snap.queue, pq);
         }
+        let (status, figures) = inner
+            .metrics
+            .running_info(Instant::now(), inner.total_lag());
+        info.status_table.extend(status);
+        info.properties.extend(figures);
         Some(info)
     }
 

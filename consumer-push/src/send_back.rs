@@ -4,14 +4,34 @@
 
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::{MessageExt, MessageQueue};
-use tracing::{debug, warn};
+use tracing::{Instrument, debug, warn};
 
 use crate::inner::Inner;
+use crate::telemetry::{self, QueueMetrics};
 
 /// CONSUMER_SEND_MSG_BACK to the master of the queue's broker (Java falls
 /// back to the message's store host when the master is unknown); `true`
 /// when the broker took the message back.
 pub(crate) async fn send_back(
+    inner: &Inner,
+    msg: &MessageExt,
+    delay_level: i32,
+    mq: &MessageQueue,
+    metrics: &QueueMetrics,
+) -> bool {
+    let span = telemetry::send_back_span(inner.core.group(), mq, msg, delay_level);
+    let ok = send_back_call(inner, msg, delay_level, mq)
+        .instrument(span.clone())
+        .await;
+    telemetry::sent_back(&span, ok);
+    // The broker moves it to the DLQ (Java `SendMessageProcessor`
+    // `asyncConsumerSendMsgBack`): delay level < 0 or past the max times.
+    let max = inner.config.effective_max_reconsume_times();
+    metrics.sent_back(ok, delay_level < 0 || msg.reconsume_times >= max);
+    ok
+}
+
+async fn send_back_call(
     inner: &Inner,
     msg: &MessageExt,
     delay_level: i32,

@@ -57,7 +57,12 @@ impl FaultTable {
     /// Records a send to `broker` that took `latency`; `failed` isolates the
     /// broker as Java does for failures.
     pub(crate) fn update(&self, broker: &str, latency: Duration, failed: bool, now: Instant) {
-        let charged = if failed { ISOLATION } else { latency };
+        let charged = if failed {
+            crate::telemetry::broker_isolated(broker);
+            ISOLATION
+        } else {
+            latency
+        };
         let item = FaultItem {
             available_at: now + not_available_for(charged),
         };

@@ -51,6 +51,7 @@ mod producer;
 mod route;
 mod selector;
 mod send;
+pub mod telemetry;
 mod transaction;
 mod validate;
 

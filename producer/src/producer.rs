@@ -16,6 +16,8 @@ use crate::error::{Error, InvalidMessage, Result, Unsent};
 use crate::grpc::GrpcSender;
 use crate::prepare::{prepare_batch, prepare_message, stamp};
 use crate::send::{Outcome, Sender};
+use crate::telemetry::SendMetrics;
+use tracing::Instrument;
 
 /// A running RocketMQ producer: a cheap-to-clone handle; every clone sends
 /// through the same client instance, queue counter and fault table.
@@ -54,6 +56,8 @@ pub(crate) struct Inner {
     tasks: TaskTracker,
     /// The batches being filled, with [`ProducerBuilder::batching`].
     batcher: Option<Arc<Accumulator>>,
+    /// Metric handles and the `send` span.
+    telemetry: SendMetrics,
 }
 
 /// The transport a producer sends through.
@@ -81,6 +85,7 @@ impl Inner {
             shut_down: AtomicBool::new(false),
             tasks: TaskTracker::new(),
             batcher: None,
+            telemetry: SendMetrics::default(),
         }
     }
 
@@ -209,14 +214,22 @@ impl Producer {
                 return self.send_batched(msg, acc).await;
             }
         }
-        let outcome = match (self.check_running(), &self.inner.backend) {
-            (Err(e), _) => Outcome::failed(e),
-            (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
-            (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
-            },
-        };
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+                    }
+                }
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -342,21 +355,29 @@ impl Producer {
     /// An [`Error::Send`] handing the message back when it could not be
     /// written.
     pub async fn send_oneway(&self, mut msg: Message) -> Result<()> {
-        let outcome = match (self.check_running(), &self.inner.backend) {
-            (Err(e), _) => Outcome::failed(e),
-            // The proxy has no oneway send: the answer is awaited and dropped.
-            (Ok(()), Backend::Grpc(g)) => {
-                let sent = g.send(std::slice::from_mut(&mut msg)).await;
-                Outcome {
-                    attempts: sent.attempts,
-                    result: sent.result.map(|_| ()),
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                // The proxy has no oneway send: the answer is awaited and dropped.
+                (Ok(()), Backend::Grpc(g)) => {
+                    let sent = g.send(std::slice::from_mut(&mut msg)).await;
+                    Outcome {
+                        attempts: sent.attempts,
+                        result: sent.result.map(|_| ()),
+                    }
+                }
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => sender.send_oneway(&prepared).await,
+                    }
                 }
             }
-            (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => sender.send_oneway(&prepared).await,
-            },
-        };
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -372,26 +393,32 @@ impl Producer {
         mut msg: Message,
         queue: &MessageQueue,
     ) -> Result<SendResult> {
-        let outcome = match self.check_running() {
-            Err(e) => Outcome::failed(e),
-            Ok(()) if queue.topic != msg.topic => Outcome::failed(
-                InvalidMessage::QueueTopic {
-                    message_topic: msg.topic.clone(),
-                    queue_topic: queue.topic.clone(),
-                }
-                .into(),
-            ),
-            Ok(()) => match &self.inner.backend {
-                Backend::Grpc(_) => Outcome::failed(unaimed()),
-                Backend::Remoting(sender) => match prepare_message(&mut msg, self.config()) {
-                    Err(e) => Outcome::failed(e),
-                    Ok(prepared) => {
-                        let deadline = Instant::now() + self.config().send_timeout;
-                        Outcome::once(sender.send_once(&prepared, queue, deadline).await)
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match self.check_running() {
+                Err(e) => Outcome::failed(e),
+                Ok(()) if queue.topic != msg.topic => Outcome::failed(
+                    InvalidMessage::QueueTopic {
+                        message_topic: msg.topic.clone(),
+                        queue_topic: queue.topic.clone(),
                     }
+                    .into(),
+                ),
+                Ok(()) => match &self.inner.backend {
+                    Backend::Grpc(_) => Outcome::failed(unaimed()),
+                    Backend::Remoting(sender) => match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => {
+                            let deadline = Instant::now() + self.config().send_timeout;
+                            Outcome::once(sender.send_once(&prepared, queue, deadline).await)
+                        }
+                    },
                 },
-            },
-        };
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -422,32 +449,40 @@ impl Producer {
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
-        let outcome = match (self.check_running(), &self.inner.backend) {
-            (Err(e), _) => Outcome::failed(e),
-            (Ok(()), Backend::Grpc(_)) => Outcome::failed(unaimed()),
-            (Ok(()), Backend::Remoting(sender)) => match prepare_message(&mut msg, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => {
-                    let deadline = Instant::now() + self.config().send_timeout;
-                    match sender.publish_queues(&msg.topic, deadline).await {
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                (Ok(()), Backend::Grpc(_)) => Outcome::failed(unaimed()),
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_message(&mut msg, self.config()) {
                         Err(e) => Outcome::failed(e),
-                        Ok(publish) => {
-                            let queues = publish.queues();
-                            let index = select(queues, &msg);
-                            match queues.get(index) {
-                                None => Outcome::failed(Error::BadQueueIndex {
-                                    index,
-                                    len: queues.len(),
-                                }),
-                                Some(queue) => Outcome::once(
-                                    sender.send_once(&prepared, queue, deadline).await,
-                                ),
+                        Ok(prepared) => {
+                            let deadline = Instant::now() + self.config().send_timeout;
+                            match sender.publish_queues(&msg.topic, deadline).await {
+                                Err(e) => Outcome::failed(e),
+                                Ok(publish) => {
+                                    let queues = publish.queues();
+                                    let index = select(queues, &msg);
+                                    match queues.get(index) {
+                                        None => Outcome::failed(Error::BadQueueIndex {
+                                            index,
+                                            len: queues.len(),
+                                        }),
+                                        Some(queue) => Outcome::once(
+                                            sender.send_once(&prepared, queue, deadline).await,
+                                        ),
+                                    }
+                                }
                             }
                         }
                     }
                 }
-            },
-        };
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -466,14 +501,25 @@ impl Producer {
     /// An [`Error::Send`] handing the batch back.
     pub async fn send_batch(&self, mut msgs: Vec<Message>) -> Result<SendResult> {
         let retries = self.config().retry_times_when_send_failed;
-        let outcome = match (self.check_running(), &self.inner.backend) {
-            (Err(e), _) => Outcome::failed(e),
-            (Ok(()), Backend::Grpc(g)) => g.send(&mut msgs).await,
-            (Ok(()), Backend::Remoting(sender)) => match prepare_batch(&mut msgs, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
-            },
-        };
+        let obs = self
+            .inner
+            .telemetry
+            .start(msgs.first().map_or("", |m| m.topic.as_str()), msgs.len());
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                (Ok(()), Backend::Grpc(g)) => g.send(&mut msgs).await,
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_batch(&mut msgs, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+                    }
+                }
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
         hand_back(outcome, Unsent::Batch(msgs))
     }
 

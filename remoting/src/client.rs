@@ -139,6 +139,7 @@ impl RemotingClient {
             }
             Err(_elapsed) => {
                 debug!(?timeout, written, "request timed out");
+                crate::metrics::request_timed_out(code);
                 return Err(Error::Timeout {
                     addr: addr.to_owned(),
                     code,
@@ -229,12 +230,15 @@ impl RemotingClient {
         };
         match tokio::time::timeout(timeout, send).instrument(span).await {
             Ok(result) => result,
-            Err(_elapsed) => Err(Error::Timeout {
-                addr: addr.to_owned(),
-                code,
-                after: timeout,
-                written,
-            }),
+            Err(_elapsed) => {
+                crate::metrics::request_timed_out(code);
+                Err(Error::Timeout {
+                    addr: addr.to_owned(),
+                    code,
+                    after: timeout,
+                    written,
+                })
+            }
         }
     }
 
@@ -452,6 +456,7 @@ async fn connect_tcp(shared: &Arc<ClientShared>, addr: &str) -> Result<Connectio
 
 fn log_connected(shared: &ClientShared, addr: &str, transport: &'static str) {
     if shared.mark_connected(addr) {
+        crate::metrics::reconnected();
         warn!(addr, transport, "reconnected");
     } else {
         info!(addr, transport, "connected");

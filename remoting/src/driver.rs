@@ -41,6 +41,7 @@ where
     let id = client.next_conn_id();
     let (tx, rx) = mpsc::channel(client.options.write_queue_capacity());
     let conn = Arc::new(ConnShared::new(id, addr, &client.cancel));
+    crate::metrics::connection_opened();
     let driver = ConnectionDriver {
         io,
         conn: Arc::clone(&conn),
@@ -111,6 +112,7 @@ fn teardown(
     let local = matches!(reason, CloseReason::ClosedLocally);
     conn.mark_closed(reason.clone());
     client.remove_connection(conn.addr(), conn.id());
+    crate::metrics::connection_closed();
 
     // Order matters: first what was never written (still queued), then what
     // may have been (the waiter map).

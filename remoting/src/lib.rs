@@ -32,6 +32,7 @@ mod connection;
 mod driver;
 mod error;
 mod hook;
+pub mod metrics;
 mod options;
 mod shared;
 #[cfg(feature = "tls")]

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
-use tracing::{debug, error, warn};
+use tracing::{Instrument, debug, error, warn};
 
 use crate::call::guarded;
 
@@ -19,6 +19,7 @@ use crate::concurrent::settle::{self, FailurePolicy};
 use crate::inner::{Inner, Listener};
 use crate::process_queue::ProcessQueue;
 use crate::send_back::send_back;
+use crate::telemetry;
 use rmq_client_core::now_ms;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
@@ -109,9 +110,16 @@ async fn consume_batch(
         m.message
             .set_property(property::CONSUME_START_TIME, start.clone());
     }
-    pq.begin_consume(Instant::now());
+    let started = Instant::now();
+    pq.begin_consume(started);
+    inner.metrics.call_started();
     let mut ctx = ConsumeContext::new(mq.clone());
-    let result = call_listener(inner, &msgs, &mut ctx).await;
+    let span = telemetry::process_span(inner.core.group(), mq, &msgs);
+    let result = call_listener(inner, &msgs, &mut ctx)
+        .instrument(span.clone())
+        .await;
+    let took = started.elapsed();
+    inner.metrics.call_ended();
     pq.end_consume();
     drop(permit);
     if pq.is_dropped() {
@@ -119,6 +127,15 @@ async fn consume_batch(
         return;
     }
     let first_failed = settle::first_failed(result, ctx.ack_index(), msgs.len());
+    pq.metrics.consumed(took, msgs.len(), first_failed);
+    telemetry::processed(
+        &span,
+        if first_failed == msgs.len() {
+            "CONSUME_SUCCESS"
+        } else {
+            "RECONSUME_LATER"
+        },
+    );
     let mut sent_back = Vec::new();
     let failed = msgs.get(first_failed..).unwrap_or_default();
     match FailurePolicy::for_model(inner.model()) {
@@ -126,7 +143,14 @@ async fn consume_batch(
             for msg in failed {
                 // Java: a message no longer in the queue is ignored.
                 let ok = !pq.contains(msg.queue_offset)
-                    || send_back(inner, msg, ctx.delay_level_when_next_consume(), mq).await;
+                    || send_back(
+                        inner,
+                        msg,
+                        ctx.delay_level_when_next_consume(),
+                        mq,
+                        &pq.metrics,
+                    )
+                    .await;
                 sent_back.push(ok);
             }
         }

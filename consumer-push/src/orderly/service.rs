@@ -31,6 +31,7 @@ use crate::orderly::listener::{OrderlyContext, OrderlyListener, OrderlyResult};
 use crate::orderly::settle::{Action, action, split_reconsume};
 use crate::process_queue::ProcessQueue;
 use crate::send_back::send_back;
+use crate::telemetry;
 use rmq_client_core::now_ms;
 
 /// A queue found not locked is locked again after this (Java
@@ -260,15 +261,27 @@ impl OrderlyLoop {
         }
         let cfg = &self.inner.config;
         let mut ctx = OrderlyContext::new(self.mq.clone(), cfg.suspend_current_queue_time);
-        self.pq.begin_consume(Instant::now());
+        let started = Instant::now();
+        self.pq.begin_consume(started);
+        self.inner.metrics.call_started();
+        let span = telemetry::process_span(self.inner.core.group(), &self.mq, &msgs);
         let result = tokio::select! {
-            r = self.call_listener(&msgs, &mut ctx) => r,
+            r = self.call_listener(&msgs, &mut ctx).instrument(span.clone()) => r,
             () = self.inner.core.cancel().cancelled() => {
+                self.inner.metrics.call_ended();
                 self.pq.end_consume();
                 return Round::Stop;
             }
         };
+        self.inner.metrics.call_ended();
         self.pq.end_consume();
+        let ok = matches!(result, OrderlyResult::Success | OrderlyResult::Commit);
+        self.pq.metrics.consumed(
+            started.elapsed(),
+            msgs.len(),
+            if ok { msgs.len() } else { 0 },
+        );
+        telemetry::processed(&span, orderly_result_name(result));
         self.settle(msgs, result, &ctx).await
     }
 
@@ -361,7 +374,14 @@ impl OrderlyLoop {
     async fn to_dlq(&self, msg: &MessageExt) -> bool {
         match FailurePolicy::for_model(self.inner.model()) {
             FailurePolicy::SendBack => {
-                let ok = send_back(&self.inner, msg, DLQ_DELAY_LEVEL, &self.mq).await;
+                let ok = send_back(
+                    &self.inner,
+                    msg,
+                    DLQ_DELAY_LEVEL,
+                    &self.mq,
+                    &self.pq.metrics,
+                )
+                .await;
                 if ok {
                     warn!(
                         offset = msg.queue_offset, msg_id = %msg.msg_id,
@@ -379,5 +399,15 @@ impl OrderlyLoop {
                 true
             }
         }
+    }
+}
+
+/// The span's name of an orderly result (Java `ConsumeOrderlyStatus`).
+fn orderly_result_name(r: OrderlyResult) -> &'static str {
+    match r {
+        OrderlyResult::Success => "SUCCESS",
+        OrderlyResult::SuspendCurrentQueueAMoment => "SUSPEND_CURRENT_QUEUE_A_MOMENT",
+        OrderlyResult::Commit => "COMMIT",
+        OrderlyResult::Rollback => "ROLLBACK",
     }
 }
