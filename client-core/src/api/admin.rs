@@ -3,7 +3,7 @@
 
 use rmq_protocol::body::lenient_json;
 use rmq_protocol::header::CreateTopicRequestHeader;
-use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{RemotingCommand, RequestCode};
 use serde::Deserialize;
 
 use crate::error::Result;

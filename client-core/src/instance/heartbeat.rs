@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use rmq_protocol::body::{HeartbeatData, MASTER_ID, ProducerData};
 use rmq_protocol::header::{EmptyHeader, UnregisterClientRequestHeader};
-use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{RemotingCommand, RequestCode};
 use tracing::{debug, warn};
 
 use super::{ClientInstance, Members};
