@@ -91,6 +91,7 @@ pub(crate) struct PqView {
 
 impl ProcessQueue {
     /// An empty queue; `now` starts the idle clocks.
+    #[cfg(test)]
     pub(crate) fn new(now: Instant) -> Self {
         Self::with_metrics(now, QueueMetrics::noop())
     }

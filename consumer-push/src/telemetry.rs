@@ -350,6 +350,7 @@ pub(crate) struct QueueMetrics {
 
 impl QueueMetrics {
     /// Handles reporting nowhere (process queues built without a consumer).
+    #[cfg(test)]
     pub(crate) fn noop() -> Self {
         QueueMetrics {
             received: Counter::noop(),
