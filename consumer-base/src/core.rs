@@ -272,7 +272,7 @@ impl ConsumerCore {
     /// fires; a failure is logged and tried again at the next period. For
     /// the periodic offset persist (Java `persistConsumerOffsetInterval`)
     /// and the lite consumer's auto-commit.
-    pub fn spawn_every<F, Fut, E>(&self, every: Duration, stop: CancellationToken, mut work: F)
+    pub fn spawn_every<F, Fut, E>(&self, every: Duration, stop: CancellationToken, work: F)
     where
         F: FnMut() -> Fut + Send + 'static,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
