@@ -246,17 +246,14 @@ impl Settler {
         drop(permit);
         let first_failed = first_failed(result, ctx.ack_index(), msgs.len());
         for (i, h) in handles.into_iter().enumerate() {
-            match msgs.get(i) {
-                Some(_) if i < first_failed => {
-                    if self.acks.send(h).await.is_err() {
-                        warn!("the acker stopped; a consumed message comes back");
-                    }
-                }
-                Some(msg) => {
-                    self.later(msg, h, ctx.delay_level_when_next_consume())
-                        .await;
-                }
-                None => {}
+            let Some(msg) = msgs.get(i) else {
+                continue;
+            };
+            if i >= first_failed {
+                self.later(msg, h, ctx.delay_level_when_next_consume())
+                    .await;
+            } else if self.acks.send(h).await.is_err() {
+                warn!("the acker stopped; a consumed message comes back");
             }
         }
     }
