@@ -63,7 +63,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (mq, offset) in stored {
         println!("sqlite: {mq} -> {offset}");
     }
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     std::fs::remove_file(&db).ok();
     Ok(())
 }

@@ -217,7 +217,7 @@ async fn run(endpoint: &str, namesrv: &str) -> Outcome {
     );
 
     let waited = tokio::time::timeout(Duration::from_secs(120), done.notified()).await;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     consumer.shutdown().await?;
     let consumed = seen.lock().unwrap_or_else(|e| e.into_inner()).len();
     println!(

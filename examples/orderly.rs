@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
 
     // Orderly consumer: one call at a time per queue, in offset order, and
     // only while this client holds the queue's broker lock.

@@ -78,6 +78,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     Ok(())
 }

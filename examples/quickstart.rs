@@ -108,7 +108,7 @@ async fn run(namesrv: &str) -> Outcome {
 
     let waited = tokio::time::timeout(Duration::from_secs(120), done.notified()).await;
     consumer.shutdown().await?;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
 
     let t = tally.lock().unwrap_or_else(|e| e.into_inner());
     println!(

@@ -94,7 +94,7 @@ async fn run() -> rmq::Result<()> {
             .send(Message::new(&topic, format!("secure message {i}")))
             .await?;
     }
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     println!("sent {COUNT} signed messages to {topic}");
 
     let seen = Arc::new(Mutex::new(BTreeSet::new()));

@@ -93,7 +93,7 @@ async fn run(namesrv: &str) -> Outcome {
     }
 
     consumer.shutdown().await?;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     println!(
         "received and acked {} of {MESSAGES} messages ({extended} with an extended invisible time) in {:.1?}",
         done.len(),

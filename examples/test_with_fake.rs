@@ -171,7 +171,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await;
 
     consumer.shutdown().await?;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     cluster.shutdown().await;
     println!("all checks passed in {:?}", started.elapsed());
     Ok(())

@@ -155,7 +155,7 @@ async fn run(namesrv: &str) -> Outcome {
     plain
         .send(Message::new(&topic, "hello").with_tags("warmup"))
         .await?;
-    plain.shutdown().await;
+    let _ = plain.shutdown().await;
 
     let consumed = Arc::new(Mutex::new(BTreeSet::<String>::new()));
     let arrived = Arc::new(Notify::new());
@@ -227,7 +227,7 @@ async fn run(namesrv: &str) -> Outcome {
     };
     let waited = tokio::time::timeout(Duration::from_secs(150), wait).await;
     consumer.shutdown().await?;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
 
     let got = consumed.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let rows: Vec<String> = orders

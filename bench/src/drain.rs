@@ -95,7 +95,7 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
         .subscribe(a.topic.clone(), "*")
         .consume_concurrency(a.threads)
         .consume_batch_max_size(1)
-        .pull_batch_size(a.batch)
+        .pull_batch_size(usize::try_from(a.batch).unwrap_or(32))
         .pop_mode(pop)
         .start(CountingListener(stats.clone()))
         .await

@@ -97,7 +97,7 @@ pub(crate) async fn preload(flags: &Flags) -> Result<()> {
             .map_err(|e| BenchError::Other(format!("preload task: {e}")))??;
     }
     let elapsed = started.elapsed().as_secs_f64();
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     println!(
         "{}",
         result_line(&json!({"client": "rmq-producer", "count": count, "elapsed_s": elapsed}))
@@ -263,10 +263,11 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     sampler.abort();
-    match tx {
+    // Best effort at the end of a run: every step is logged.
+    let _ = match tx {
         Some(tx) => tx.shutdown().await,
         None => producer.shutdown().await,
-    }
+    };
     let ok = ok.load(Ordering::Relaxed);
     #[allow(clippy::cast_precision_loss)]
     let overall = if elapsed > 0.0 {
@@ -337,7 +338,7 @@ pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     let elapsed = started.elapsed().as_secs_f64();
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     let line = json!({
         "client": "rmq-producer",
         "count": sent,

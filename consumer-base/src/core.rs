@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, now_ms};
-use rmq_offset_store::OffsetStore;
-use rmq_protocol::names;
+use rmq_offset_store::{OffsetStore, PersistMode};
+use rmq_protocol::{MessageQueue, names};
 use rmq_rebalance::RebalanceTrigger;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -39,7 +39,15 @@ pub struct ConsumerCore {
     closed: AtomicBool,
     /// Held by a shutdown in progress; `true` once one completed.
     shutdown_done: tokio::sync::Mutex<bool>,
-    health: Health,
+    health: Arc<Health>,
+}
+
+impl Drop for ConsumerCore {
+    fn drop(&mut self) {
+        // Ends the untracked tasks (the broker-link forwarder) of a core
+        // whose consumer failed to start.
+        self.cancel.cancel();
+    }
 }
 
 impl fmt::Debug for ConsumerCore {
@@ -101,7 +109,7 @@ impl ConsumerCore {
         topics: &[String],
     ) -> Result<ConsumerCore, Error<K>> {
         let group = options.group().to_owned();
-        let health = Health::new(options.rebalance_listener().cloned());
+        let health = Arc::new(Health::new(options.rebalance_listener().cloned()));
         let offset_store = options.open_offset_store(&instance)?;
         offset_store.load().await?;
         // With no topic yet, the group's retry topic asks the name server
@@ -140,6 +148,8 @@ impl ConsumerCore {
                 }
             }
         }
+        let cancel = CancellationToken::new();
+        Health::forward_broker_links(&health, &instance, cancel.clone());
         Ok(ConsumerCore {
             group,
             instance,
@@ -147,7 +157,7 @@ impl ConsumerCore {
             own_offset_store: options.offset_store().is_some(),
             started_at_ms: now_ms(),
             tasks: TaskTracker::new(),
-            cancel: CancellationToken::new(),
+            cancel,
             closed: AtomicBool::new(false),
             shutdown_done: tokio::sync::Mutex::new(false),
             health,
@@ -253,6 +263,9 @@ impl ConsumerCore {
         }
         self.health.set_state(ConsumerState::ShuttingDown);
         let stopped = stop.await;
+        // Every task is stopped by now; this ends the untracked ones (the
+        // broker-link forwarder).
+        self.cancel.cancel();
         self.instance.unregister_consumer(&self.group).await;
         self.instance.release().await;
         *done = true;
@@ -438,12 +451,89 @@ pub trait Guarded: Send + Sync + 'static {
     fn before_unregister(&self) -> Option<BoxFuture<'static, ()>> {
         None
     }
+
+    /// The queues whose in-memory offsets the drop guard persists (the
+    /// queues the consumer holds; not revoked ones, whose offsets a new
+    /// owner writes). Default: none.
+    fn drop_persist_queues(&self) -> Vec<MessageQueue> {
+        Vec::new()
+    }
+}
+
+/// Longest a dropped consumer's final offset persist may block the
+/// dropping thread (also capped by the request timeout).
+const DROP_PERSIST_LIMIT: Duration = Duration::from_secs(3);
+
+/// How the drop guard persisted the offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DropPersist {
+    /// Nothing to persist.
+    Nothing,
+    /// Persisted before the drop returned (multi-thread runtime).
+    Done,
+    /// Persisting failed or timed out (logged).
+    Failed,
+    /// Handed to a background task (current-thread runtime).
+    Background,
+    /// No runtime: not persisted.
+    NoRuntime,
+}
+
+/// Persists `queues`' offsets from a `Drop`: on a multi-thread runtime
+/// synchronously (`block_in_place`, at most `limit`, the other workers keep
+/// running), on a current-thread runtime in a task spawned on `tasks_rt`
+/// (blocking its only thread could deadlock), without a runtime not at all.
+fn persist_on_drop(
+    store: Arc<dyn OffsetStore>,
+    queues: Vec<MessageQueue>,
+    group: &str,
+    limit: Duration,
+) -> (DropPersist, Option<BoxFuture<'static, ()>>) {
+    if queues.is_empty() {
+        return (DropPersist::Nothing, None);
+    }
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return (DropPersist::NoRuntime, None);
+    };
+    let group_owned = group.to_owned();
+    let persist = async move {
+        match tokio::time::timeout(limit, store.persist_all(&queues, PersistMode::Sync)).await {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                warn!(group = %group_owned, error = %rmq_protocol::ErrorChain(&e), "persisting offsets of a dropped consumer failed");
+                false
+            }
+            Err(_) => {
+                warn!(group = %group_owned, ?limit, "persisting offsets of a dropped consumer timed out");
+                false
+            }
+        }
+    };
+    if rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+        // A panic here (a runtime shutting down) must not escape a Drop.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tokio::task::block_in_place(|| rt.block_on(persist))
+        }));
+        return match ran {
+            Ok(true) => (DropPersist::Done, None),
+            _ => (DropPersist::Failed, None),
+        };
+    }
+    (
+        DropPersist::Background,
+        Some(Box::pin(async move {
+            persist.await;
+        })),
+    )
 }
 
 /// Owned by a consumer's handles (behind an `Arc`): when the last handle
-/// goes away without shutdown, cancels every task at once (best effort:
-/// offsets are not persisted), and unregisters the group and releases the
-/// client instance in a last background task.
+/// goes away without shutdown, cancels every task at once, persists the
+/// held queues' offsets (best effort, bounded: synchronously on a
+/// multi-thread runtime, else in the background), logs a warning naming
+/// `shutdown()`, and unregisters the group and releases the client
+/// instance in a last background task. In-flight messages are not drained:
+/// they come again (at least once).
 pub struct DropGuard<T: Guarded> {
     inner: Arc<T>,
 }
@@ -479,9 +569,28 @@ impl<T: Guarded> Drop for DropGuard<T> {
         self.inner.wake();
         core.health.set_state(ConsumerState::ShutDown);
         core.health.emit(ConsumerEvent::ShutDown);
+        let limit = core
+            .instance
+            .config()
+            .request_timeout()
+            .min(DROP_PERSIST_LIMIT);
+        let (persisted, background) = persist_on_drop(
+            core.offset_store.clone(),
+            self.inner.drop_persist_queues(),
+            &core.group,
+            limit,
+        );
+        let offsets = match persisted {
+            DropPersist::Nothing => "no offsets to persist",
+            DropPersist::Done => "offsets persisted",
+            DropPersist::Failed => "offsets NOT persisted (see the previous warning)",
+            DropPersist::Background => "offsets persisted in the background (best effort)",
+            DropPersist::NoRuntime => "offsets NOT persisted (no tokio runtime)",
+        };
         warn!(
             group = %core.group,
-            "{} dropped without shutdown; offsets not persisted",
+            "{} dropped without shutdown(); {offsets}; call `shutdown().await` before dropping \
+             it to drain in-flight messages and persist every offset",
             T::NAME
         );
         // Unregistering needs I/O: hand it to the runtime if there is one.
@@ -490,6 +599,9 @@ impl<T: Guarded> Drop for DropGuard<T> {
             let instance = core.instance.clone();
             let group = core.group.clone();
             rt.spawn(async move {
+                if let Some(persist) = background {
+                    persist.await;
+                }
                 if let Some(first) = first {
                     first.await;
                 }

@@ -68,6 +68,22 @@ pub enum ConsumerEvent {
         /// The queues, sorted.
         queues: Vec<MessageQueue>,
     },
+    /// A broker this consumer talks to stopped answering its heartbeats
+    /// (connect refused, connection closed, timeout; checked every
+    /// `heartbeat_broker_interval`, 30 s by default). Its queues are not
+    /// read until it is back or the rebalance moves them.
+    BrokerConnectionLost {
+        /// The broker address.
+        addr: String,
+        /// The failure, with its cause chain.
+        error: String,
+    },
+    /// A broker reported [`BrokerConnectionLost`](Self::BrokerConnectionLost)
+    /// answers heartbeats again.
+    BrokerConnectionRestored {
+        /// The broker address.
+        addr: String,
+    },
     /// The consumer shut down.
     ShutDown,
 }
@@ -125,6 +141,41 @@ impl fmt::Debug for Health {
 }
 
 impl Health {
+    /// Forwards `instance`'s broker-link events as
+    /// [`ConsumerEvent::BrokerConnectionLost`] /
+    /// [`ConsumerEvent::BrokerConnectionRestored`] until `stop` fires or
+    /// the health is gone. Spawned on the current runtime.
+    pub fn forward_broker_links(
+        this: &Arc<Health>,
+        instance: &rmq_client_core::ClientInstance,
+        stop: tokio_util::sync::CancellationToken,
+    ) {
+        let mut links = instance.broker_links();
+        let health = Arc::downgrade(this);
+        tokio::spawn(async move {
+            loop {
+                let link = tokio::select! {
+                    () = stop.cancelled() => return,
+                    link = links.recv() => link,
+                };
+                let event = match link {
+                    Ok(rmq_client_core::BrokerLink::Lost { addr, error }) => {
+                        ConsumerEvent::BrokerConnectionLost { addr, error }
+                    }
+                    Ok(rmq_client_core::BrokerLink::Restored { addr }) => {
+                        ConsumerEvent::BrokerConnectionRestored { addr }
+                    }
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(health) = health.upgrade() else {
+                    return;
+                };
+                health.emit(event);
+            }
+        });
+    }
+
     /// A consumer about to start (state [`ConsumerState::Running`] until
     /// told otherwise).
     pub fn new(listener: Option<Arc<dyn RebalanceListener>>) -> Self {

@@ -133,7 +133,7 @@ async fn walks_every_queue_min_to_max_and_long_polls() {
         );
 
         pull.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         assert!(
             pull.pull(&queue, "*", 0, 1)
                 .await
@@ -252,7 +252,7 @@ async fn consume_offsets_tags_search_and_send_back() {
             .await
             .expect("send back");
         again.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

@@ -148,7 +148,7 @@ async fn two_subscribers_split_the_queues_then_one_takes_over() {
 
         b.shutdown().await.expect("b shuts down");
         reader_b.await.expect("reader b ends");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -221,7 +221,7 @@ async fn assign_and_seek_replay_and_skip() {
 
         c.shutdown().await.expect("shutdown");
         assert!(c.poll(Duration::ZERO).await.unwrap_err().is_shutdown());
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -300,7 +300,7 @@ async fn slow_stream_reader_keeps_the_buffer_bounded() {
             stream.next().await.is_none(),
             "the stream ends after shutdown"
         );
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -366,7 +366,7 @@ async fn commit_semantics() {
             tokio::task::yield_now().await;
         }
         assert_eq!(metrics.num_alive_tasks(), baseline, "tasks left running");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -405,7 +405,7 @@ async fn paused_queue_delivers_nothing_until_resumed() {
         assert_eq!(offsets(&resumed), (0..10).collect::<Vec<_>>());
 
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -445,7 +445,7 @@ async fn a_dropped_poll_loses_nothing() {
         }
         assert_eq!(per_queue.get(&q.queue_id), Some(&50));
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

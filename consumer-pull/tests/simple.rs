@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use rmq_consumer_pull::{Expression, SimpleConsumer, SimpleConsumerBuilder};
+use rmq_consumer_pull::{Expression, MaxReconsume, SimpleConsumer, SimpleConsumerBuilder};
 use support::{Env, TEST_TIMEOUT, body, count_once, env, send_batches, within};
 use tokio::sync::mpsc;
 
@@ -143,7 +143,7 @@ async fn six_members_on_four_queues_all_receive_each_message_acked_once() {
         for r in readers {
             r.await.expect("reader ends at shutdown");
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -215,7 +215,7 @@ async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
             "acked messages do not come back"
         );
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -232,7 +232,10 @@ async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
         );
         let topic = env.topic("popdlq", 1).await;
         let group = rmq_testkit::unique_name("GID_popdlq");
-        let c = simple(&env, &group, &topic, |b| b.max_reconsume_times(2)).await;
+        let c = simple(&env, &group, &topic, |b| {
+            b.max_reconsume(MaxReconsume::Times(2))
+        })
+        .await;
         let producer = env.producer().await;
         send_batches(&producer, &topic, "dlq", 1).await;
         let mut deliveries = Vec::new();
@@ -257,7 +260,7 @@ async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
         })
         .await;
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -358,7 +361,7 @@ async fn killed_members_messages_come_back_to_the_others() {
         );
         c.shutdown().await.expect("shutdown");
         drop(stream);
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

@@ -61,8 +61,9 @@ impl PushConsumerBuilder {
 
     /// Most messages per pull (Java `pullBatchSize`). 1–1024. Default: 32.
     /// The broker caps a pull at 32 messages / 256 KiB from memory anyway.
-    pub fn pull_batch_size(mut self, n: i32) -> Self {
-        self.config.pull_batch_size = n;
+    pub fn pull_batch_size(mut self, n: usize) -> Self {
+        // Out of range (> i32::MAX) fails the 1–1024 check at start.
+        self.config.pull_batch_size = i32::try_from(n).unwrap_or(i32::MAX);
         self
     }
 
@@ -103,16 +104,24 @@ impl PushConsumerBuilder {
     /// unlimited (`i32::MAX`, Java's orderly default) for orderly
     /// consumption, where suspended messages are counted locally.
     /// Default: −1.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `max_reconsume(MaxReconsume::Times(n))` (or `MaxReconsume::Default` / `MaxReconsume::Unlimited` for the -1 / i32::MAX sentinels)"
+    )]
     pub fn max_reconsume_times(mut self, times: i32) -> Self {
         self.config.max_reconsume_times = times;
         self
     }
 
-    /// [`max_reconsume_times`](Self::max_reconsume_times) as an enum:
-    /// `MaxReconsume::Default` (−1), `MaxReconsume::Unlimited`,
-    /// `MaxReconsume::Times(n)`. Default: `MaxReconsume::Default`.
-    pub fn max_reconsume(self, max: MaxReconsume) -> Self {
-        self.max_reconsume_times(max.to_java())
+    /// Failed redeliveries before a message goes to `%DLQ%<group>` (Java
+    /// `maxReconsumeTimes`): `MaxReconsume::Times(n)`,
+    /// `MaxReconsume::Unlimited`, or `MaxReconsume::Default` — 16 for
+    /// concurrent consumption, unlimited for orderly consumption (where
+    /// suspended messages are counted locally). Default:
+    /// `MaxReconsume::Default`.
+    pub fn max_reconsume(mut self, max: MaxReconsume) -> Self {
+        self.config.max_reconsume_times = max.to_java();
+        self
     }
 
     /// A listener call running longer than this is dropped (at its next
@@ -384,7 +393,7 @@ mod tests {
             .pull_threshold_for_queue(50)
             .pull_threshold_size_for_queue_mib(2)
             .consume_concurrently_max_span(300)
-            .max_reconsume_times(2)
+            .max_reconsume(MaxReconsume::Times(2))
             .consume_timeout(Duration::from_secs(5))
             .suspend_timeout(Duration::from_secs(3))
             .pull_delay_when_exception(Duration::from_millis(300))

@@ -136,8 +136,8 @@ impl PushConsumerConfig {
     }
 
     /// Most messages per pull (Java `pullBatchSize`). Default: 32.
-    pub fn pull_batch_size(&self) -> i32 {
-        self.pull_batch_size
+    pub fn pull_batch_size(&self) -> usize {
+        usize::try_from(self.pull_batch_size).unwrap_or(0)
     }
 
     /// Pause between two pulls of a queue that found messages (Java

@@ -74,6 +74,10 @@ impl Guarded for Inner {
         let locks = self.locks.clone()?;
         Some(Box::pin(async move { locks.unlock_all(true).await }))
     }
+
+    fn drop_persist_queues(&self) -> Vec<MessageQueue> {
+        self.queues.assigned(None)
+    }
 }
 
 impl Inner {

@@ -3,7 +3,7 @@
 //! handling that never loses a message.
 //!
 //! ```no_run
-//! use rmq_consumer_push::{ConsumeResult, PushConsumer, listener_fn};
+//! use rmq_consumer_push::{ConsumeResult, PushConsumer, Retry, listener_fn};
 //!
 //! # async fn demo() -> Result<(), rmq_consumer_push::Error> {
 //! let consumer = PushConsumer::builder()
@@ -14,7 +14,7 @@
 //!         Box::pin(async move {
 //!             for m in msgs {
 //!                 if m.body.is_empty() {
-//!                     ctx.set_delay_level(3); // back via %RETRY% after 10 s
+//!                     ctx.set_retry(Retry::Level(3)); // back via %RETRY% after 10 s
 //!                     return ConsumeResult::ReconsumeLater;
 //!                 }
 //!             }
@@ -76,6 +76,7 @@ mod consumer;
 mod error;
 mod inner;
 mod inspect;
+mod macros;
 mod orderly;
 mod pop;
 mod process_queue;

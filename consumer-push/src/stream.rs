@@ -195,7 +195,7 @@ impl MessageListener for StreamListener {
         } else if acked == 0 {
             ConsumeResult::ReconsumeLater
         } else {
-            ctx.set_ack_index(i32::try_from(acked - 1).unwrap_or(i32::MAX));
+            ctx.set_success_count(acked);
             ConsumeResult::Success
         }
     }

@@ -58,7 +58,7 @@ async fn thousand_messages_over_four_queues_consumed_once() {
                 .await
                 .expect("send");
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let metrics = tokio::runtime::Handle::current().metrics();
         let baseline = metrics.num_alive_tasks();
@@ -200,7 +200,7 @@ async fn failed_messages_come_back_once_via_retry() {
                 .await
                 .expect("send");
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         // body → (topic, reconsume_times) of every delivery
         type Log = Arc<Mutex<HashMap<usize, Vec<(String, i32)>>>>;
@@ -298,7 +298,7 @@ async fn shutdown_abandons_stuck_listener_calls() {
                 .await
                 .expect("send");
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let metrics = tokio::runtime::Handle::current().metrics();
         let baseline = metrics.num_alive_tasks();
 
@@ -438,7 +438,7 @@ async fn broadcasting_delivers_everything_to_every_member() {
                 .await
                 .expect("send");
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
         while logs.iter().any(|l| l.lock().unwrap().len() < N) {
             assert!(

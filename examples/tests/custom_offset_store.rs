@@ -134,7 +134,7 @@ async fn restarted_consumer_resumes_after_the_last_commit_from_sqlite() {
             "the restarted consumer read a committed message again: {got:?}"
         );
         assert_broker_untouched(&env, &group, &topic).await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
     })
     .await;

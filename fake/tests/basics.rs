@@ -113,7 +113,7 @@ async fn produce_and_consume_with_auto_created_topic() {
             .expect("send");
         sent.insert(r.msg_id);
     }
-    p.shutdown().await;
+    p.shutdown().await.expect("producer shutdown");
     // Auto-created with min(4 from the producer, 8 of TBW102) queues.
     for b in cluster.brokers() {
         if let Some(n) = b.queue_count("auto_topic") {
@@ -153,7 +153,7 @@ async fn a_retry_at_level_three_comes_back_when_the_clock_moves() {
         .unwrap();
     let p = producer(&cluster).await;
     let sent = p.send(Message::new("retry_t", "once")).await.unwrap();
-    p.shutdown().await;
+    p.shutdown().await.expect("producer shutdown");
     let seen = Arc::new(Mutex::new(Seen::default()));
     let changed = Arc::new(tokio::sync::Notify::new());
     let c = PushConsumer::builder()
@@ -230,7 +230,7 @@ async fn error_faults_are_answered_and_counted() {
     );
     let r = p.send(Message::new("busy_t", "z")).await.expect("stored");
     assert_eq!(r.status, SendStatus::FlushDiskTimeout);
-    p.shutdown().await;
+    p.shutdown().await.expect("producer shutdown");
     let stored: usize = cluster.first_broker().messages("busy_t").len();
     assert_eq!(stored, 2);
 }
@@ -254,5 +254,5 @@ async fn a_killed_broker_leaves_the_routes_and_comes_back() {
     }
     b.restart().await.unwrap();
     assert_eq!(b.addr(), addr, "same address after restart");
-    p.shutdown().await;
+    p.shutdown().await.expect("producer shutdown");
 }

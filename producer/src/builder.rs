@@ -29,7 +29,7 @@ use crate::send::Sender;
 ///     .send_timeout(Duration::from_secs(5))
 ///     .start()
 ///     .await?;
-/// # producer.shutdown().await;
+/// # producer.shutdown().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Default)]

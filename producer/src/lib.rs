@@ -26,7 +26,7 @@
 //! producer
 //!     .send_batch(vec![Message::new("orders", "a"), Message::new("orders", "b")])
 //!     .await?;
-//! producer.shutdown().await;
+//! producer.shutdown().await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -45,6 +45,7 @@ mod config;
 mod error;
 mod fault;
 mod grpc;
+mod health;
 mod msg_id;
 mod prepare;
 mod producer;
@@ -61,6 +62,7 @@ pub use batching::Batching;
 pub use builder::ProducerBuilder;
 pub use config::{DEFAULT_PRODUCER_GROUP, ProducerConfig};
 pub use error::{Error, InvalidMessage, Result, Unsent};
+pub use health::{ProducerEvent, ProducerState};
 pub use producer::Producer;
 pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
 pub use rmq_protocol::message::CompressionType;

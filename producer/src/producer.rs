@@ -14,6 +14,7 @@ use crate::builder::ProducerBuilder;
 use crate::config::ProducerConfig;
 use crate::error::{Error, InvalidMessage, Result, Unsent};
 use crate::grpc::GrpcSender;
+use crate::health::{Health, ProducerEvent, ProducerState};
 use crate::prepare::{prepare_batch, prepare_message, stamp};
 use crate::send::{Outcome, Sender};
 use crate::telemetry::SendMetrics;
@@ -35,7 +36,7 @@ use tracing::Instrument;
 ///     .send(Message::new("orders", "hello").with_tags("created").with_keys(["order-42"]))
 ///     .await?;
 /// println!("{} stored at {} offset {}", sent.msg_id, sent.message_queue, sent.queue_offset);
-/// producer.shutdown().await;
+/// producer.shutdown().await?;
 /// # Ok(()) }
 /// ```
 ///
@@ -58,6 +59,7 @@ pub(crate) struct Inner {
     batcher: Option<Arc<Accumulator>>,
     /// Metric handles and the `send` span.
     telemetry: SendMetrics,
+    health: Arc<Health>,
 }
 
 /// The transport a producer sends through.
@@ -80,12 +82,17 @@ impl Backend {
 
 impl Inner {
     pub(crate) fn new(backend: Backend) -> Self {
+        let health = Health::started(match &backend {
+            Backend::Remoting(sender) => Some(&sender.instance),
+            Backend::Grpc(_) => None,
+        });
         Inner {
             backend,
             shut_down: AtomicBool::new(false),
             tasks: TaskTracker::new(),
             batcher: None,
             telemetry: SendMetrics::default(),
+            health,
         }
     }
 
@@ -98,6 +105,7 @@ impl Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.health.shut_down();
         if self.shut_down.load(Ordering::Acquire) {
             return;
         }
@@ -134,6 +142,48 @@ impl Producer {
     /// The producer's settings.
     pub fn config(&self) -> &ProducerConfig {
         self.inner.backend.config()
+    }
+
+    /// The producer's state now: [`ProducerState::Running`] until
+    /// [`shutdown`](Self::shutdown).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: rmq_producer::Producer) {
+    /// use rmq_producer::ProducerState;
+    /// assert_eq!(producer.state(), ProducerState::Running);
+    /// # }
+    /// ```
+    pub fn state(&self) -> ProducerState {
+        self.inner.health.state()
+    }
+
+    /// A receiver of the state (`changed().await` wakes on every change).
+    pub fn watch_state(&self) -> tokio::sync::watch::Receiver<ProducerState> {
+        self.inner.health.watch_state()
+    }
+
+    /// The producer's events: the recent ones (up to 64: `Started`, broker
+    /// connections lost and restored), then every later one as it
+    /// happens; a reader more than 256 events behind skips the oldest.
+    /// Ends after [`ProducerEvent::ShutDown`] once every handle is gone.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: rmq_producer::Producer) {
+    /// use futures::StreamExt;
+    /// use rmq_producer::ProducerEvent;
+    ///
+    /// let mut events = producer.events();
+    /// tokio::spawn(async move {
+    ///     while let Some(event) = events.next().await {
+    ///         if let ProducerEvent::BrokerConnectionLost { addr, error } = &event {
+    ///             eprintln!("broker {addr} unreachable: {error}");
+    ///         }
+    ///     }
+    /// });
+    /// # }
+    /// ```
+    pub fn events(&self) -> impl futures::Stream<Item = ProducerEvent> + Send + Unpin + 'static {
+        self.inner.health.events()
     }
 
     /// The client instance this producer sends through (routes, client id);
@@ -555,9 +605,18 @@ impl Producer {
     /// sends, unregisters the group from the brokers and releases the
     /// client instance (the last user stops it). Idempotent; other handles
     /// see the producer shut down.
-    pub async fn shutdown(&self) {
+    ///
+    /// Returns a `Result` like the consumers' `shutdown`, so one `?`
+    /// handles every handle of an application.
+    ///
+    /// # Errors
+    ///
+    /// None today: every step is best effort (a callback send still
+    /// running after the grace period is logged, the unregistering is
+    /// oneway). Later and concurrent calls return `Ok(())`.
+    pub async fn shutdown(&self) -> Result<()> {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
-            return;
+            return Ok(());
         }
         if let Some(acc) = &self.inner.batcher {
             for batch in acc.take_all() {
@@ -583,7 +642,9 @@ impl Producer {
             }
             Backend::Grpc(g) => g.session.shutdown().await,
         }
+        self.inner.health.shut_down();
         tracing::info!(group = %self.config().group, "producer shut down");
+        Ok(())
     }
 }
 

@@ -97,7 +97,7 @@ async fn sends_continue_when_one_broker_dies() {
         );
         assert!(!after.contains(BROKER_B), "{after:?}");
         assert!(total > 200);
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
         // broker-b stays down: the other tests expect broker-a alone.
     })
     .await;

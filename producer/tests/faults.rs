@@ -106,7 +106,7 @@ async fn retries_follow_the_java_rules_and_dead_brokers_fail_in_time() {
         assert!(started.elapsed() < SEND_TIMEOUT + Duration::from_millis(500));
         assert!(e.is_retryable(), "{e:?}");
         assert!(attempts(&e) >= 1, "{e:?}");
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -137,7 +137,7 @@ async fn unreachable_name_server_fails_fast_with_a_clear_error() {
             shown.contains("name server") || shown.contains("timeout"),
             "{shown}"
         );
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

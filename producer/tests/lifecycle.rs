@@ -56,10 +56,10 @@ async fn broker_lists_the_producer_until_shutdown() {
             .await
             .expect("second producer of the group");
         assert_ne!(twin.client_id(), client_id);
-        twin.shutdown().await;
+        twin.shutdown().await.expect("producer shutdown");
 
-        p.shutdown().await;
-        p.shutdown().await; // idempotent
+        p.shutdown().await.expect("producer shutdown");
+        p.shutdown().await.expect("idempotent shutdown");
         assert!(p.is_shutdown());
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
@@ -90,7 +90,7 @@ async fn broker_lists_the_producer_until_shutdown() {
             let _ = tx.send(r.is_err());
         });
         assert!(rx.await.expect("callback"));
-        observer.shutdown().await;
+        observer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

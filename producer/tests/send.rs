@@ -132,7 +132,7 @@ async fn every_send_kind_delivers() {
             .find(|m| m.tags() == Some("big"))
             .expect("big");
         assert_eq!(big_msg.body, big);
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -226,7 +226,7 @@ async fn ordered_send_keeps_key_order_in_hash_queue() {
             assert!(next.values().all(|n| *n == PER_KEY));
         }
         assert_eq!(total, KEYS * PER_KEY);
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -266,7 +266,7 @@ async fn delay_level_two_arrives_after_its_delay() {
         );
         let stored_after = m.store_timestamp - m.born_timestamp;
         assert!(stored_after >= 1000, "stored {stored_after} ms after birth");
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -317,7 +317,7 @@ async fn batch_of_100_lands_contiguously() {
             );
         }
         assert_eq!(&msgs[101].body[..], b"after");
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -359,7 +359,7 @@ async fn many_tasks_share_one_producer() {
             stored += env.max_offset(&env.broker.broker_addr, &topic, q).await;
         }
         assert_eq!(stored, i64::try_from(TASKS * EACH).expect("n"));
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -392,7 +392,7 @@ async fn unknown_topic_is_auto_created_through_tbw102() {
             .await;
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].msg_id, r.msg_id);
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -485,7 +485,7 @@ async fn invalid_messages_are_refused_and_handed_back() {
             "{e:?}"
         );
 
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
         let e = p.send(Message::new(&topic, "x")).await.unwrap_err();
         assert!(matches!(e.inner(), Error::Shutdown));
     })

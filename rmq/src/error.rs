@@ -242,20 +242,7 @@ impl Error {
     /// # }
     /// ```
     pub fn kind(&self) -> ErrorKind {
-        if self.is_auth() {
-            return ErrorKind::Auth;
-        }
-        if self.is_timeout() {
-            return ErrorKind::Timeout;
-        }
-        let mut level: Option<&(dyn std::error::Error + 'static)> = Some(self.layer_error());
-        while let Some(e) = level {
-            if let Some(kind) = ErrorKind::of(e) {
-                return kind;
-            }
-            level = e.source();
-        }
-        ErrorKind::Other
+        kind_of(self.layer_error(), self.is_auth(), self.is_timeout())
     }
 
     /// Whether retrying the operation may succeed.
@@ -340,6 +327,75 @@ impl Error {
         None
     }
 }
+
+/// The kind of a layer's error: ACL refusal and timeout first, wherever
+/// they are in the chain; else the first level that says more than "this
+/// call failed because of its cause".
+fn kind_of(layer: &(dyn std::error::Error + 'static), auth: bool, timeout: bool) -> ErrorKind {
+    if auth {
+        return ErrorKind::Auth;
+    }
+    if timeout {
+        return ErrorKind::Timeout;
+    }
+    let mut level: Option<&(dyn std::error::Error + 'static)> = Some(layer);
+    while let Some(e) = level {
+        if let Some(kind) = ErrorKind::of(e) {
+            return kind;
+        }
+        level = e.source();
+    }
+    ErrorKind::Other
+}
+
+/// [`Error::kind`] and the whole cause chain for the layers' own error
+/// types, which the producer's and the consumers' methods return: no
+/// conversion needed to classify or print one (`use rmq::prelude::*`
+/// brings the trait in).
+///
+/// ```
+/// use rmq::ErrorExt;
+///
+/// let e = rmq::ClientConfig::builder().namesrv_addr("localhost").build().unwrap_err();
+/// assert_eq!(e.kind(), rmq::ErrorKind::Config);
+/// assert!(e.chain().to_string().contains("\"localhost\" is not host:port"));
+/// ```
+pub trait ErrorExt: std::error::Error + Sized + 'static {
+    /// What went wrong, as a category (the same as
+    /// [`Error::kind`] of the converted error).
+    fn kind(&self) -> ErrorKind;
+
+    /// `Display` of the whole cause chain (`a: b: c`, each cause once), as
+    /// [`Error`]'s `Display` prints it.
+    fn chain(&self) -> ErrorChain<'_> {
+        ErrorChain(self)
+    }
+}
+
+macro_rules! error_ext {
+    ($($(#[$cfg:meta])* $ty:ty => |$e:ident| ($auth:expr, $timeout:expr)),* $(,)?) => {$(
+        $(#[$cfg])*
+        impl ErrorExt for $ty {
+            fn kind(&self) -> ErrorKind {
+                let $e = self;
+                kind_of(self, $auth, $timeout)
+            }
+        }
+    )*};
+}
+
+error_ext!(
+    rmq_protocol::Error => |e| (false, { let _ = e; false }),
+    rmq_remoting::Error => |e| (false, e.is_timeout()),
+    rmq_client_core::Error => |e| (e.is_auth(), e.is_timeout()),
+    #[cfg(feature = "producer")] rmq_producer::Error => |e| (e.is_auth(), e.is_timeout()),
+    #[cfg(feature = "consumer-push")]
+    rmq_consumer_push::Error => |e| (e.is_auth(), e.is_timeout()),
+    #[cfg(feature = "consumer-pull")]
+    rmq_consumer_pull::Error => |e| (e.is_auth(), e.is_timeout()),
+    #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
+    rmq_offset_store::Error => |e| (e.is_auth(), e.is_timeout()),
+);
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

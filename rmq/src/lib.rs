@@ -15,7 +15,7 @@
 //!     .send(Message::new("orders", "order created").with_tags("created"))
 //!     .await?;
 //! println!("{} stored at {} offset {}", sent.msg_id, sent.message_queue, sent.queue_offset);
-//! producer.shutdown().await;
+//! producer.shutdown().await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -51,7 +51,7 @@
 
 mod error;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorExt, ErrorKind, Result};
 
 pub use rmq_client_core as client_core;
 pub use rmq_protocol as protocol;
@@ -102,6 +102,10 @@ pub use rmq_protocol::{ErrorChain, MessageExt, MessageQueue, ResponseCode};
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub use rmq_remoting::TlsConfig;
 
+/// A broker address's reachability, as the heartbeats see it (what the
+/// producer and consumer `BrokerConnectionLost` / `BrokerConnectionRestored`
+/// events carry).
+pub use rmq_client_core::BrokerLink;
 /// The producer layer.
 #[cfg(feature = "producer")]
 #[cfg_attr(docsrs, doc(cfg(feature = "producer")))]
@@ -119,7 +123,7 @@ pub use rmq_producer as producer;
 ///     .send_batch(vec![Message::new("orders", "a"), Message::new("orders", "b")])
 ///     .await?;
 /// println!("{} at offset {}", sent.msg_id, sent.queue_offset);
-/// producer.shutdown().await;
+/// producer.shutdown().await?;
 /// # Ok(())
 /// # }
 /// ```
@@ -180,6 +184,30 @@ pub use rmq_producer::{
     InvalidMessage, JavaHashCode, ProducerConfig, TransactionListener, TransactionProducer,
     TransactionProducerBuilder, TransactionState, Unsent, hash_index, transaction_fn,
 };
+/// A producer's health: [`Producer::state`] and [`Producer::events`].
+///
+/// ```no_run
+/// use futures::StreamExt;
+/// use rmq::{Producer, ProducerEvent};
+///
+/// # async fn run() -> rmq::Result<()> {
+/// let producer = Producer::builder().group("orders-producer").start().await?;
+/// let mut events = producer.events();
+/// tokio::spawn(async move {
+///     while let Some(event) = events.next().await {
+///         match event {
+///             ProducerEvent::BrokerConnectionLost { addr, error } => eprintln!("{addr} lost: {error}"),
+///             ProducerEvent::BrokerConnectionRestored { addr } => eprintln!("{addr} back"),
+///             _ => {}
+///         }
+///     }
+/// });
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "producer")]
+#[cfg_attr(docsrs, doc(cfg(feature = "producer")))]
+pub use rmq_producer::{ProducerEvent, ProducerState};
 
 /// The push consumer layer.
 #[cfg(feature = "consumer-push")]
@@ -270,7 +298,39 @@ pub use rmq_consumer_push::PushConsumer;
 #[cfg(feature = "consumer-push")]
 #[cfg_attr(docsrs, doc(cfg(feature = "consumer-push")))]
 pub use rmq_consumer_push::PushConsumerBuilder;
-/// A listener from a closure (concurrent consumption).
+/// A listener from an async body, without `Box::pin`; `clone(..)` clones
+/// captured handles into each call.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use rmq::prelude::*;
+///
+/// # async fn run() -> rmq::Result<()> {
+/// let done = Arc::new(AtomicUsize::new(0));
+/// let consumer = PushConsumer::builder()
+///     .group("orders-consumer")
+///     .subscribe("orders", "*")
+///     .start(rmq::listener!(clone(done) async |msgs, ctx| {
+///         for m in msgs {
+///             if m.body.is_empty() {
+///                 ctx.set_retry(Retry::Level(3));
+///                 return ConsumeResult::ReconsumeLater;
+///             }
+///         }
+///         done.fetch_add(msgs.len(), Ordering::Relaxed);
+///         ConsumeResult::Success
+///     }))
+///     .await?;
+/// consumer.shutdown().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "consumer-push")]
+#[cfg_attr(docsrs, doc(cfg(feature = "consumer-push")))]
+pub use rmq_consumer_push::listener;
+/// A listener from a closure (concurrent consumption); the
+/// [`listener!`](crate::listener!) macro writes the `Box::pin` for you.
 ///
 /// ```no_run
 /// use rmq::prelude::*;
@@ -288,6 +348,20 @@ pub use rmq_consumer_push::PushConsumerBuilder;
 #[cfg(feature = "consumer-push")]
 #[cfg_attr(docsrs, doc(cfg(feature = "consumer-push")))]
 pub use rmq_consumer_push::listener_fn;
+/// An orderly listener from an async body, without `Box::pin`.
+///
+/// ```
+/// use rmq::prelude::*;
+///
+/// let listener = rmq::orderly_listener!(async |msgs, _ctx| {
+///     println!("{} messages in order", msgs.len());
+///     OrderlyResult::Success
+/// });
+/// # let _ = listener;
+/// ```
+#[cfg(feature = "consumer-push")]
+#[cfg_attr(docsrs, doc(cfg(feature = "consumer-push")))]
+pub use rmq_consumer_push::orderly_listener;
 /// An orderly listener from a closure: each queue in offset order.
 ///
 /// ```no_run
@@ -316,6 +390,11 @@ pub use rmq_consumer_push::{
     ConsumeContext, ConsumeResult, FnListener, OrderlyContext, OrderlyFnListener, OrderlyListener,
     OrderlyResult, PushConsumerConfig, QueueSnapshot, async_trait,
 };
+/// One message of [`PushConsumer::start_stream`]: `ack()`,
+/// `reconsume_later()`, or dropped (= reconsume later).
+#[cfg(feature = "consumer-push")]
+#[cfg_attr(docsrs, doc(cfg(feature = "consumer-push")))]
+pub use rmq_consumer_push::{Delivery, DeliveryStream};
 
 /// The pull consumers' layer.
 #[cfg(feature = "consumer-pull")]
@@ -462,6 +541,34 @@ pub use rmq_consumer_base::Expression;
     doc(cfg(any(feature = "consumer-push", feature = "consumer-pull")))
 )]
 pub use rmq_consumer_base::{ConsumeFrom, GroupOptions, MaxReconsume, Retry, Subscription};
+/// A consumer's health: `state()`, `watch_state()` and `events()` of every
+/// consumer, and the rebalance callbacks.
+///
+/// ```no_run
+/// use futures::StreamExt;
+/// use rmq::{ConsumerEvent, LitePullConsumer};
+///
+/// # async fn run() -> rmq::Result<()> {
+/// let consumer = LitePullConsumer::builder().group("g").subscribe("t", "*").start().await?;
+/// let mut events = consumer.events();
+/// while let Some(event) = events.next().await {
+///     match event {
+///         ConsumerEvent::TopicNotFound { topic } => eprintln!("create {topic}"),
+///         ConsumerEvent::BrokerConnectionLost { addr, .. } => eprintln!("{addr} lost"),
+///         ConsumerEvent::BrokerConnectionRestored { addr } => eprintln!("{addr} back"),
+///         ConsumerEvent::ShutDown => break,
+///         _ => {}
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "consumer-push", feature = "consumer-pull")))
+)]
+pub use rmq_consumer_base::{ConsumerEvent, ConsumerState, RebalanceListener};
 /// Consumer offset stores: the built-in ones and the trait for one's own.
 #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
 #[cfg_attr(
@@ -538,8 +645,8 @@ pub mod prelude {
     #[cfg(all(feature = "producer", not(feature = "consumer-push")))]
     pub use crate::async_trait;
     pub use crate::{
-        ClientConfig, Credentials, Error, ErrorKind, Message, MessageExt, MessageQueue, SendResult,
-        SendStatus,
+        ClientConfig, Credentials, Error, ErrorExt, ErrorKind, Message, MessageExt, MessageQueue,
+        SendResult, SendStatus,
     };
     #[cfg(feature = "consumer-push")]
     pub use crate::{
@@ -548,6 +655,8 @@ pub mod prelude {
     };
     #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
     pub use crate::{ConsumeFrom, Expression, MaxReconsume, MessageModel, Retry};
+    #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
+    pub use crate::{ConsumerEvent, ConsumerState};
     #[cfg(feature = "consumer-pull")]
     pub use crate::{LitePullConsumer, PullConsumer, PullStatus};
     #[cfg(feature = "producer")]

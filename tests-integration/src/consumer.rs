@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use rmq_client_core::ClientConfig;
 use rmq_consumer_push::{
-    ConsumeContext, ConsumeFrom, ConsumeResult, MessageListener, MessageModel, PushConsumer,
-    PushConsumerBuilder, QueueSnapshot, async_trait,
+    ConsumeContext, ConsumeFrom, ConsumeResult, MaxReconsume, MessageListener, MessageModel,
+    PushConsumer, PushConsumerBuilder, QueueSnapshot, async_trait,
 };
 use rmq_protocol::{MessageExt, MessageQueue};
 
@@ -40,7 +40,7 @@ pub struct ConsumerSpec {
     broadcasting: bool,
     max_reconsume_times: Option<i32>,
     consume_concurrency: Option<usize>,
-    pull_batch_size: Option<i32>,
+    pull_batch_size: Option<usize>,
     pull_threshold_for_queue: Option<usize>,
     pull_threshold_size_mib: Option<usize>,
     max_span: Option<i64>,
@@ -104,7 +104,7 @@ impl ConsumerSpec {
     }
 
     /// Messages per pull.
-    pub fn pull_batch_size(mut self, n: i32) -> Self {
+    pub fn pull_batch_size(mut self, n: usize) -> Self {
         self.pull_batch_size = Some(n);
         self
     }
@@ -175,7 +175,7 @@ impl ConsumerSpec {
             b = b.message_model(MessageModel::Broadcasting);
         }
         if let Some(n) = self.max_reconsume_times {
-            b = b.max_reconsume_times(n);
+            b = b.max_reconsume(MaxReconsume::from_java(n));
         }
         if let Some(n) = self.consume_concurrency {
             b = b.consume_concurrency(n);

@@ -34,7 +34,7 @@ async fn delivery_time_is_honoured_on_5x_and_refused_on_4x() {
                 e.into_message().is_some_and(|m| m.is_timer()),
                 "handed back"
             );
-            producer.shutdown().await;
+            producer.shutdown().await.expect("producer shutdown");
             return;
         }
 
@@ -89,7 +89,7 @@ async fn delivery_time_is_honoured_on_5x_and_refused_on_4x() {
             );
         }
         consumer.shutdown().await.expect("clean shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

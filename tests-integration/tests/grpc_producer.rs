@@ -209,7 +209,7 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
             .unwrap_err();
         assert!(format!("{:?}", e).contains("NotOverGrpc"), "{e:?}");
 
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         pull.shutdown().await.expect("pull shutdown");
     })
     .await;
@@ -249,7 +249,7 @@ async fn fifo_message_group_arrives_in_order_as_sharding_key() {
                 Some("order-7")
             );
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         pull.shutdown().await.expect("pull shutdown");
     })
     .await;
@@ -278,7 +278,7 @@ async fn delivery_time_holds_the_message_until_then() {
             "stored at {} for delivery at {deliver_at}",
             got.store_timestamp
         );
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         pull.shutdown().await.expect("pull shutdown");
     })
     .await;

@@ -28,7 +28,7 @@ async fn killed_lite_pipeline_loses_nothing() {
                 Message::new(&topic, i.to_string()).with_tags(tag)
             })
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let dir = tempfile::tempdir().expect("temp dir");
         let mut child = Child::spawn(

@@ -40,7 +40,7 @@ async fn two_members_never_consume_one_queue_at_the_same_time() {
         let keys: Vec<String> = (0..KEYS).map(key).collect();
         let producer = env.producer().await;
         send_ordered(&producer, &topic, &keys, 0..PER_KEY, 8).await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let metrics = tokio::runtime::Handle::current().metrics();
         let baseline = metrics.num_alive_tasks();
@@ -143,7 +143,7 @@ async fn a_call_outliving_the_removal_keeps_the_queue_from_the_next_owner() {
         let keys: Vec<String> = (0..10).map(key).collect();
         let producer = env.producer().await;
         send_ordered(&producer, &topic, &keys, 0..20, 4).await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let calls = Arc::new(Calls::default());
         let a_listener = Arc::new(FirstCallSlow {

@@ -178,7 +178,7 @@ async fn a_consumer_that_cannot_renew_its_lock_stops_then_resumes_without_loss()
             "A's lock is fresh again"
         );
 
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         a.shutdown().await.expect("A shuts down");
         b.shutdown().await.expect("B shuts down");
         proxy.shutdown().await;

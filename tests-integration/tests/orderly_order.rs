@@ -50,7 +50,7 @@ async fn per_key_order_survives_a_member_joining_and_one_leaving() {
             let started = Instant::now();
             let queues =
                 send_ordered(&producer, &send_topic, &send_keys, 0..PER_KEY, SEND_LANES).await;
-            producer.shutdown().await;
+            producer.shutdown().await.expect("producer shutdown");
             (queues, started.elapsed())
         });
 

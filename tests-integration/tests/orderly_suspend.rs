@@ -11,7 +11,7 @@ use std::time::Duration;
 use orderly_support::{
     Call, Calls, Recording, body, builder, key, parse, send_ordered, start, within,
 };
-use rmq_consumer_push::{OrderlyResult, dlq_topic};
+use rmq_consumer_push::{MaxReconsume, OrderlyResult, dlq_topic};
 use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until};
 
 /// Deliveries of message `seq` as `(reconsume times, call)`.
@@ -58,7 +58,7 @@ async fn suspended_message_comes_back_before_anything_later() {
         let producer = env.producer().await;
         let k = key(0);
         let queues = send_ordered(&producer, &topic, std::slice::from_ref(&k), 0..10, 1).await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let queue_id = queues[&k];
 
         let calls = Arc::new(Calls::default());
@@ -135,7 +135,7 @@ async fn past_max_reconsume_times_the_message_goes_to_the_dlq() {
         let producer = env.producer().await;
         let k = key(7);
         let queues = send_ordered(&producer, &topic, std::slice::from_ref(&k), 0..5, 1).await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let queue_id = queues[&k];
 
         let calls = Arc::new(Calls::default());
@@ -155,7 +155,7 @@ async fn past_max_reconsume_times_the_message_goes_to_the_dlq() {
         let started = std::time::Instant::now();
         let consumer = start(
             builder(env.namesrv(), &group, &topic)
-                .max_reconsume_times(2)
+                .max_reconsume(MaxReconsume::Times(2))
                 .suspend_current_queue_time(Duration::from_millis(200)),
             listener,
         )

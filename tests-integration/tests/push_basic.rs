@@ -23,7 +23,7 @@ async fn ten_thousand_messages_consumed_once_and_committed() {
         let sent = env
             .send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         println!("sent {N} in {:?}", started.elapsed());
         let queues_used: HashSet<i32> = sent.iter().map(|s| s.queue.queue_id).collect();
         assert_eq!(
@@ -84,7 +84,7 @@ async fn shutdown_stops_everything_commits_and_unregisters() {
         let producer = env.producer().await;
         env.send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let metrics = &metrics;
         poll_until(
             Duration::from_millis(200),

@@ -80,7 +80,7 @@ async fn every_consumer_gets_everything_and_local_offsets_survive_a_restart() {
             .into_iter()
             .map(|s| s.msg_id)
             .collect();
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let recs2 = [Arc::new(Recorder::new()), Arc::new(Recorder::new())];
         for (label, rec) in recs2.iter().enumerate() {
             let c = consumer::start(

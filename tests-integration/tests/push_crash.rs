@@ -25,7 +25,7 @@ async fn killed_consumer_process_loses_nothing() {
         let sent = env
             .send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         println!("sent {N} in {:?}", started.elapsed());
 
         let dir = tempfile::tempdir().expect("temp dir");

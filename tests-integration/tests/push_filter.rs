@@ -66,7 +66,7 @@ async fn tag_expression_delivers_exactly_the_matching_tags() {
                 }
             })
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let matching: HashSet<String> = sent
             .iter()
             .filter(|s| matches!(tags[s.index % tags.len()], Some("a" | "b")))
@@ -100,7 +100,7 @@ async fn sql92_expression_delivers_exactly_the_matching_properties() {
                 }
             })
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let matching: HashSet<String> = sent
             .iter()
             .filter(|s| value(s.index).is_some_and(|a| a > 5))

@@ -11,7 +11,7 @@ use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, within};
 const QUEUES: i32 = 4;
 const N: usize = 2_000;
 const THRESHOLD: usize = 50;
-const PULL_BATCH: i32 = 10;
+const PULL_BATCH: usize = 10;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_listener_never_makes_a_queue_hold_more_than_the_threshold() {
@@ -22,7 +22,7 @@ async fn slow_listener_never_makes_a_queue_hold_more_than_the_threshold() {
         let producer = env.producer().await;
         env.send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let rec = Arc::new(Recorder::new());
         let slow = {
@@ -92,7 +92,7 @@ async fn size_threshold_holds_within_one_pull() {
         const BODY: usize = 16 * 1024;
         const SIZE_N: usize = 400;
         const SIZE_MIB: usize = 1;
-        const BATCH: i32 = 16;
+        const BATCH: usize = 16;
         let env = Env::new().await;
         let topic = env.topic("push_flow_size", 1).await;
         let group = rmq_testkit::unique_name("push_flow_size_cg");
@@ -103,7 +103,7 @@ async fn size_threshold_holds_within_one_pull() {
             Message::new(&topic, body)
         })
         .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let rec = Arc::new(Recorder::new());
         let c = consumer::start(
@@ -117,7 +117,7 @@ async fn size_threshold_holds_within_one_pull() {
 
         let started = Instant::now();
         let mut max_bytes = 0usize;
-        let bound = (SIZE_MIB + 1) * MIB + BODY * usize::try_from(BATCH).expect("small");
+        let bound = (SIZE_MIB + 1) * MIB + BODY * BATCH;
         while rec.distinct() < SIZE_N {
             for q in consumer::queue_stats(&c, &topic) {
                 max_bytes = max_bytes.max(q.bytes);

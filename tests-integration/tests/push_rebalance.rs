@@ -145,7 +145,7 @@ async fn queues_follow_membership_changes_without_loss() {
 
         stop.store(true, Ordering::Relaxed);
         sender.await.expect("sender task");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let sent: Vec<String> = sent_ids.lock().expect("ids").clone();
         println!(
             "sent {} messages during the churn; settle times {timings:?}",

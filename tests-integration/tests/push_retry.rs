@@ -28,7 +28,7 @@ async fn failed_messages_come_back_once_through_the_retry_topic() {
                 Message::new(&topic, i.to_string()).with_tags(tag)
             })
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let failing: HashSet<String> = sent
             .iter()
             .filter(|s| s.index % 10 == 0)
@@ -107,7 +107,7 @@ async fn always_failing_message_goes_to_the_dlq_after_three_deliveries() {
         let fine = env
             .send_to_queue(&producer, Message::new(&topic, "fine").with_tags("fine"), 1)
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let rec = Arc::new(Recorder::new());
         let c = consumer::start(

@@ -74,7 +74,7 @@ async fn failed_messages_come_back_once_through_the_retry_topic() {
                 sent.push((*i, id.to_owned()));
             }
         }
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
         let failing: HashSet<String> = sent
             .iter()
             .filter(|(i, _)| i % 10 == 0)
@@ -167,7 +167,7 @@ async fn always_failing_message_goes_to_the_dlq_after_three_deliveries() {
             .send_to_queue(Message::new(&topic, "fine").with_tags("fine"), &mq(1))
             .await
             .expect("send fine");
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
 
         let _ff = FastForward::start(&cluster);
         let rec = Arc::new(Recorder::new());

@@ -29,7 +29,7 @@ async fn send_queue0(env: &Env, topic: &str) -> Vec<Sent> {
         s.index = i;
         sent.push(s);
     }
-    producer.shutdown().await;
+    producer.shutdown().await.expect("producer shutdown");
     sent
 }
 

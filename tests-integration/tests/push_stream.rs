@@ -32,7 +32,7 @@ async fn acked_deliveries_commit_and_in_flight_is_bounded() {
         let sent = env
             .send_spread(&producer, N, |i| Message::new(&topic, i.to_string()))
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let (consumer, mut stream) = ConsumerSpec::new(env.namesrv(), &group, &topic)
             .consume_concurrency(CONCURRENCY)
             .builder()
@@ -106,7 +106,7 @@ async fn reconsume_later_and_dropped_deliveries_come_back() {
                 Message::new(&topic, i.to_string()).with_tags(tag)
             })
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let (consumer, mut stream) = ConsumerSpec::new(env.namesrv(), &group, &topic)
             .builder()
             .start_stream()

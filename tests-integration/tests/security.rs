@@ -55,7 +55,7 @@ async fn send_n(sec: &SecureBroker, topic: &str, n: usize) {
             .await
             .unwrap_or_else(|e| panic!("signed send {i}: {}", chain(&e)));
     }
-    p.shutdown().await;
+    p.shutdown().await.expect("producer shutdown");
 }
 
 /// A plain remoting request any server answers: the route of a topic (name server) or a
@@ -255,7 +255,7 @@ async fn assert_send_refused(sec: &SecureBroker, credentials: Credentials, why: 
     let back = e.into_message().expect("the message is handed back");
     assert_eq!(&back.body[..], b"refused");
     assert_eq!(back.topic, topic);
-    p.shutdown().await;
+    p.shutdown().await.expect("producer shutdown");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,7 +295,7 @@ async fn unsigned_requests_are_refused_with_a_typed_error() {
             "{}",
             chain(&e)
         );
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -311,7 +311,7 @@ async fn a_user_without_sub_gets_not_authorized_naming_topic_and_group() {
         p.send(Message::new(&topic, "pub allowed"))
             .await
             .unwrap_or_else(|e| panic!("Pub is allowed: {}", chain(&e)));
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
         // ...but not pull.
         let group = unique_name("sec_nosub_cg");
         let c = PullConsumer::builder()
@@ -421,7 +421,7 @@ async fn a_wrong_ca_is_a_certificate_error_naming_the_address() {
             text.contains(&sec.namesrv_addr) && text.contains("certificate"),
             "{text}"
         );
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -504,14 +504,14 @@ async fn secrets_never_reach_logs_or_debug() {
         p.send(Message::new(&topic, "ok"))
             .await
             .expect("signed send");
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
         let p = producer(bad).await;
         let e = p
             .send(Message::new(&topic, "no"))
             .await
             .expect_err("refused");
         let text = format!("{e} {e:?} {debug}");
-        p.shutdown().await;
+        p.shutdown().await.expect("producer shutdown");
         let logs = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
         assert!(logs.contains("connected"), "nothing captured: {logs}");
         assert!(text.contains(sec.user.access_key()), "{text}");

@@ -90,7 +90,7 @@ impl Setup {
 
     async fn finish(self) {
         self.consumer.shutdown().await.expect("consumer shutdown");
-        self.producer.shutdown().await;
+        self.producer.shutdown().await.expect("producer shutdown");
         self.env.shutdown().await;
     }
 }
@@ -304,7 +304,7 @@ async fn delayed_and_batched_transactional_sends_are_refused() {
             "{e:?}"
         );
         assert!(log.checks().is_empty());
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
     })
     .await;
@@ -333,8 +333,8 @@ async fn topics_make_a_new_producer_known_before_it_sends() {
             producer_clients(&env, &without).await.is_empty(),
             "a producer without topics knows no broker before its first send"
         );
-        idle.shutdown().await;
-        ready.shutdown().await;
+        idle.shutdown().await.expect("producer shutdown");
+        ready.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
     })
     .await;

@@ -135,7 +135,7 @@ async fn a_killed_producers_transactions_are_decided_by_another_process_of_its_g
                 "{id}: the decision held, no further check ({checks:?})"
             );
         }
-        marker_producer.shutdown().await;
+        marker_producer.shutdown().await.expect("producer shutdown");
         drop(second);
         consumer.shutdown().await.expect("consumer shutdown");
         env.shutdown().await;

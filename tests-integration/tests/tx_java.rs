@@ -118,7 +118,7 @@ async fn java_and_rmq_producers_answer_each_others_check_backs() {
             assert_eq!(state, TransactionState::Unknown);
             rmq_ids.push(sent.msg_id);
         }
-        rmq_b.shutdown().await;
+        rmq_b.shutdown().await.expect("producer shutdown");
         let (rmq_commit, rmq_rollback) = (rmq_ids[0].clone(), rmq_ids[1].clone());
 
         // rmq answers Java's transactions ...
@@ -187,7 +187,7 @@ async fn java_and_rmq_producers_answer_each_others_check_backs() {
         }
 
         java.finish(Duration::from_secs(20)).await;
-        rmq_a.shutdown().await;
+        rmq_a.shutdown().await.expect("producer shutdown");
         consumer.shutdown().await.expect("consumer shutdown");
         env.shutdown().await;
     })

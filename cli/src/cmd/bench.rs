@@ -107,7 +107,7 @@ async fn bench(
         false,
     )
     .await;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     let sent: Sent = sent?;
     println!("produce: {}", sent.summary().replace('\n', "\n         "));
     if sent.interrupted || sent.failed > 0 {

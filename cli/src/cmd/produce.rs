@@ -225,7 +225,7 @@ pub(crate) async fn run(connect: &ConnectArgs, args: ProduceArgs) -> Result<Outc
     )
     .await;
     feeder.abort();
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     let sent = outcome?;
     if !args.quiet {
         eprintln!("{}", sent.summary());

@@ -85,6 +85,8 @@ pub(crate) struct Inner {
     /// (every broker response carries the broker's `MQVersion`). Never held
     /// across an `.await`.
     pub(crate) broker_versions: Mutex<BTreeMap<String, i32>>,
+    /// Which broker addresses the heartbeats reach.
+    pub(crate) links: super::links::Links,
     /// Wakes the heartbeat task early (a new broker address appeared).
     pub(crate) heartbeat_wakeup: Arc<tokio::sync::Notify>,
     /// Users counted by `get_or_start` / `release`; guarded by the
@@ -207,6 +209,7 @@ impl ClientInstance {
             members: Mutex::new(Members::default()),
             heartbeat_lock: tokio::sync::Mutex::new(()),
             broker_versions: Mutex::new(BTreeMap::new()),
+            links: super::links::Links::default(),
             heartbeat_wakeup: Arc::new(tokio::sync::Notify::new()),
             users: AtomicUsize::new(1),
             closing: AtomicBool::new(false),

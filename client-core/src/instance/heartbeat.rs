@@ -54,6 +54,25 @@ pub(crate) fn heartbeat_targets(
     addrs
 }
 
+/// Whether a failed heartbeat means the broker did not answer at all
+/// (connect, connection closed, timeout) rather than refused it.
+fn unreachable(e: &crate::Error) -> bool {
+    let mut level: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = level {
+        if let Some(r) = err.downcast_ref::<rmq_remoting::Error>() {
+            return matches!(
+                r,
+                rmq_remoting::Error::Connect { .. }
+                    | rmq_remoting::Error::ConnectionClosed { .. }
+                    | rmq_remoting::Error::Timeout { .. }
+                    | rmq_remoting::Error::Tls { .. }
+            );
+        }
+        level = err.source();
+    }
+    false
+}
+
 impl ClientInstance {
     /// Sends a heartbeat to the brokers now (Java
     /// `sendHeartbeatToAllBrokerWithLock`): every known broker address
@@ -77,6 +96,7 @@ impl ClientInstance {
             }
         };
         let targets = heartbeat_targets(&self.broker_addrs(), !data.consumer_data_set.is_empty());
+        self.inner.links.round(&targets);
         let timeout = self.inner.config.request_timeout();
         let sends = targets.iter().map(|addr| {
             let request =
@@ -86,9 +106,18 @@ impl ClientInstance {
                 match result {
                     Ok(response) => {
                         self.inner.record_broker_version(addr, response.version);
+                        self.inner.links.heartbeat(addr, None);
                         debug!(client_id = %self.inner.client_id, addr, version = response.version, "heartbeat sent");
                     }
-                    Err(e) => warn!(client_id = %self.inner.client_id, addr, error = %rmq_protocol::ErrorChain(&e), "heartbeat failed"),
+                    Err(e) => {
+                        // A refusal (ACL, a broker error code) still means the broker answered.
+                        if unreachable(&e) {
+                            self.inner.links.heartbeat(addr, Some(rmq_protocol::ErrorChain(&e).to_string()));
+                        } else {
+                            self.inner.links.heartbeat(addr, None);
+                        }
+                        warn!(client_id = %self.inner.client_id, addr, error = %rmq_protocol::ErrorChain(&e), "heartbeat failed");
+                    }
                 }
             }
         });

@@ -5,8 +5,10 @@
 mod client_instance;
 mod handlers;
 mod heartbeat;
+mod links;
 mod registry;
 mod routes;
 
 pub use client_instance::ClientInstance;
 pub(crate) use client_instance::{Inner, Members};
+pub use links::BrokerLink;

@@ -75,8 +75,9 @@ impl LitePullConsumerBuilder {
 
     /// Most messages per pull request (Java `pullBatchSize`). 1–1024. The
     /// broker caps a pull at 32 messages from memory anyway. Default: 10.
-    pub fn pull_batch_size(mut self, n: i32) -> Self {
-        self.config.pull_batch_size = n;
+    pub fn pull_batch_size(mut self, n: usize) -> Self {
+        // Out of range (> i32::MAX) fails the 1–1024 check at start.
+        self.config.pull_batch_size = i32::try_from(n).unwrap_or(i32::MAX);
         self
     }
 

@@ -78,8 +78,8 @@ impl LitePullConsumerConfig {
     }
 
     /// Most messages per pull request (Java `pullBatchSize`). Default: 10.
-    pub fn pull_batch_size(&self) -> i32 {
-        self.pull_batch_size
+    pub fn pull_batch_size(&self) -> usize {
+        usize::try_from(self.pull_batch_size).unwrap_or(0)
     }
 
     /// Most messages one [`poll`](crate::LitePullConsumer::poll) returns (Java

@@ -64,7 +64,7 @@ use crate::lite::stream::MessageStream;
 /// Dropping the last handle without [`shutdown`](Self::shutdown) stops
 /// every task at once (best effort) without committing; streams then end.
 #[derive(Clone)]
-#[must_use = "dropping the last LitePullConsumer handle stops it without committing; call shutdown().await"]
+#[must_use = "dropping the last LitePullConsumer handle stops it without committing handed-out messages; call shutdown().await"]
 pub struct LitePullConsumer {
     guard: Arc<DropGuard<Inner>>,
 }

@@ -92,6 +92,10 @@ impl Guarded for Inner {
     fn wake(&self) {
         self.wake_all();
     }
+
+    fn drop_persist_queues(&self) -> Vec<MessageQueue> {
+        self.state().buffer.queues()
+    }
 }
 
 impl Inner {

@@ -57,18 +57,22 @@ impl PullConsumerBuilder {
     /// Redeliveries before the broker moves a message handed back with
     /// [`send_back`](PullConsumer::send_back) to `%DLQ%<group>` (Java
     /// `maxReconsumeTimes`). 0–16384. Default: 16.
+    #[deprecated(since = "0.1.0", note = "use `max_reconsume(MaxReconsume::Times(n))`")]
     pub fn max_reconsume_times(mut self, times: i32) -> Self {
         self.config.max_reconsume_times = times;
         self
     }
 
-    /// [`max_reconsume_times`](Self::max_reconsume_times) as an enum
-    /// (`MaxReconsume::Default` is Java's 16 here).
-    pub fn max_reconsume(self, max: MaxReconsume) -> Self {
-        self.max_reconsume_times(match max {
+    /// Redeliveries before the broker moves a message handed back with
+    /// [`send_back`](PullConsumer::send_back) to `%DLQ%<group>` (Java
+    /// `maxReconsumeTimes`): `MaxReconsume::Times(n)` with n ≤ 16384, or
+    /// `MaxReconsume::Default` (Java's 16).
+    pub fn max_reconsume(mut self, max: MaxReconsume) -> Self {
+        self.config.max_reconsume_times = match max {
             MaxReconsume::Default => 16,
             other => other.to_java(),
-        })
+        };
+        self
     }
 
     /// Starts the consumer: validates the settings, starts (or shares) the

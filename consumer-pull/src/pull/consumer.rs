@@ -71,7 +71,7 @@ pub struct PullResult {
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-#[must_use = "dropping the last PullConsumer handle stops it without persisting offsets; call shutdown().await"]
+#[must_use = "dropping the last PullConsumer handle stops it (offsets persisted best effort); call shutdown().await"]
 pub struct PullConsumer {
     guard: Arc<DropGuard<Inner>>,
 }

@@ -48,6 +48,17 @@ impl Guarded for Inner {
     fn core(&self) -> &ConsumerCore {
         &self.core
     }
+
+    fn drop_persist_queues(&self) -> Vec<MessageQueue> {
+        let mut mqs: Vec<MessageQueue> = self
+            .core
+            .offset_store()
+            .offset_table(None)
+            .into_keys()
+            .collect();
+        mqs.sort();
+        mqs
+    }
 }
 
 impl Inner {

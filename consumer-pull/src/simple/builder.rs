@@ -65,8 +65,20 @@ impl SimpleConsumerBuilder {
 
     /// Redeliveries after which a message goes to the group's DLQ instead
     /// of to the application. Default: 16.
+    #[deprecated(since = "0.1.0", note = "use `max_reconsume(MaxReconsume::Times(n))`")]
     pub fn max_reconsume_times(mut self, times: i32) -> Self {
         self.config.max_reconsume_times = times;
+        self
+    }
+
+    /// Redeliveries after which a message goes to the group's DLQ instead
+    /// of to the application: `MaxReconsume::Times(n)`, or
+    /// `MaxReconsume::Default` (16).
+    pub fn max_reconsume(mut self, max: rmq_consumer_base::MaxReconsume) -> Self {
+        self.config.max_reconsume_times = match max {
+            rmq_consumer_base::MaxReconsume::Default => 16,
+            other => other.to_java(),
+        };
         self
     }
 

@@ -57,6 +57,10 @@ impl ConsumeContext {
     }
 
     /// Sets [`delay_level_when_next_consume`](Self::delay_level_when_next_consume).
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `set_retry(Retry::Level(n))`, `set_retry(Retry::Dlq)` (for a negative level) or `set_retry(Retry::Broker)` (for 0)"
+    )]
     pub fn set_delay_level(&mut self, level: i32) {
         self.delay_level_when_next_consume = level;
     }
@@ -84,8 +88,42 @@ impl ConsumeContext {
     }
 
     /// Sets [`ack_index`](Self::ack_index).
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `set_success_count(n)`: the first n messages succeeded (ack_index n - 1)"
+    )]
     pub fn set_ack_index(&mut self, index: i32) {
         self.ack_index = index;
+    }
+
+    /// When the call returns [`ConsumeResult::Success`]: how many messages,
+    /// from the start of the batch, succeeded (the others are sent back as
+    /// failed); `None` (the default) means all of them.
+    ///
+    /// ```
+    /// # use rmq_consumer_push::{ConsumeContext, MessageQueue};
+    /// let mut ctx = ConsumeContext::new(MessageQueue::new("orders", "broker-a", 0));
+    /// assert_eq!(ctx.success_count(), None);
+    /// ctx.set_success_count(2); // messages 0 and 1 done, the rest back for a retry
+    /// assert_eq!(ctx.success_count(), Some(2));
+    /// ```
+    pub fn success_count(&self) -> Option<usize> {
+        if self.ack_index == i32::MAX {
+            return None;
+        }
+        // ack_index -1 (none) reads as 0.
+        Some(usize::try_from(self.ack_index.saturating_add(1)).unwrap_or(0))
+    }
+
+    /// Marks the first `n` messages of the batch as succeeded when the call
+    /// returns [`ConsumeResult::Success`]; the others count as failed
+    /// (Java `ackIndex = n - 1`). `n` at least the batch length means all;
+    /// `0` means none.
+    pub fn set_success_count(&mut self, n: usize) {
+        self.ack_index = match i32::try_from(n) {
+            Ok(n) if n < i32::MAX => n - 1,
+            _ => i32::MAX,
+        };
     }
 }
 
@@ -106,7 +144,7 @@ impl ConsumeContext {
 /// For stateless handlers, [`listener_fn`] adapts a closure.
 ///
 /// ```
-/// use rmq_consumer_push::{ConsumeContext, ConsumeResult, MessageExt, MessageListener, async_trait};
+/// use rmq_consumer_push::{ConsumeContext, ConsumeResult, MessageExt, MessageListener, Retry, async_trait};
 ///
 /// struct Handler;
 ///
@@ -115,7 +153,7 @@ impl ConsumeContext {
 ///     async fn consume(&self, msgs: &[MessageExt], ctx: &mut ConsumeContext) -> ConsumeResult {
 ///         for m in msgs {
 ///             if m.body.is_empty() {
-///                 ctx.set_delay_level(3); // 10 s
+///                 ctx.set_retry(Retry::Level(3)); // 10 s
 ///                 return ConsumeResult::ReconsumeLater;
 ///             }
 ///         }
@@ -158,13 +196,13 @@ impl<F> fmt::Debug for FnListener<F> {
 /// Adapts a closure returning a boxed future into a [`MessageListener`].
 ///
 /// ```
-/// use rmq_consumer_push::{ConsumeResult, listener_fn};
+/// use rmq_consumer_push::{ConsumeResult, Retry, listener_fn};
 ///
 /// let listener = listener_fn(|msgs, ctx| {
 ///     Box::pin(async move {
 ///         for m in msgs {
 ///             if m.tags() == Some("poison") {
-///                 ctx.set_delay_level(-1); // straight to the DLQ
+///                 ctx.set_retry(Retry::Dlq); // straight to the DLQ
 ///                 return ConsumeResult::ReconsumeLater;
 ///             }
 ///         }
@@ -183,7 +221,8 @@ impl<F> fmt::Debug for FnListener<F> {
 /// notation, not stable yet). A closure returning
 /// `BoxFuture<'a, ConsumeResult>` for arguments of lifetime `'a` says it
 /// exactly, at the cost of one `Box::pin` — the shape sqlx uses for its
-/// connection hooks.
+/// connection hooks. The [`listener!`](crate::listener!) macro writes the
+/// `Box::pin` (and the clones of captured handles) for you.
 pub fn listener_fn<F>(f: F) -> FnListener<F>
 where
     F: for<'a> Fn(&'a [MessageExt], &'a mut ConsumeContext) -> BoxFuture<'a, ConsumeResult>
@@ -221,14 +260,15 @@ mod tests {
             let seen = seen.clone();
             Box::pin(async move {
                 seen.fetch_add(msgs.len(), Ordering::SeqCst);
-                ctx.set_delay_level(2);
-                ctx.set_ack_index(0);
+                ctx.set_retry(Retry::Level(2));
+                ctx.set_success_count(1);
                 ConsumeResult::ReconsumeLater
             })
         });
         let listener: Arc<dyn MessageListener> = Arc::new(listener);
         let mut ctx = ConsumeContext::new(MessageQueue::new("T", "b", 1));
         assert_eq!(ctx.ack_index(), i32::MAX);
+        assert_eq!(ctx.success_count(), None);
         assert_eq!(ctx.delay_level_when_next_consume(), 0);
         let msgs = vec![MessageExt::default(), MessageExt::default()];
         let r = listener.consume(&msgs, &mut ctx).await;
@@ -236,6 +276,11 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(ctx.delay_level_when_next_consume(), 2);
         assert_eq!(ctx.ack_index(), 0);
+        assert_eq!(ctx.success_count(), Some(1));
+        ctx.set_success_count(0);
+        assert_eq!((ctx.ack_index(), ctx.success_count()), (-1, Some(0)));
+        ctx.set_success_count(usize::MAX);
+        assert_eq!((ctx.ack_index(), ctx.success_count()), (i32::MAX, None));
         assert_eq!(ctx.queue().queue_id, 1);
     }
 }

@@ -81,7 +81,7 @@ async fn offsets_answer_alike() {
                 assert_eq!(r.queue_offset, i);
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
-            producer.shutdown().await;
+            producer.shutdown().await.expect("producer shutdown");
             t.wait_max_offset(&topic, 0, 6).await;
             for m in t.pull_all(&topic, 0).await {
                 stored_at.push(m.store_timestamp);

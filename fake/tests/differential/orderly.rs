@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmq_consumer_push::{ConsumeFrom, OrderlyResult, PushConsumer, orderly_listener_fn};
+use rmq_consumer_push::{
+    ConsumeFrom, MaxReconsume, OrderlyResult, PushConsumer, orderly_listener_fn,
+};
 use rmq_producer::{Message, select_by_hash};
 use rmq_protocol::body::{LockBatchRequestBody, LockBatchResponseBody};
 use rmq_protocol::{RemotingCommand, RequestCode};
@@ -57,7 +59,7 @@ async fn orderly_consumption_goes_alike() {
                     labels.add(&r.msg_id, body);
                 }
             }
-            p.shutdown().await;
+            p.shutdown().await.expect("producer shutdown");
             // queue id -> bodies with their reconsume counts, in delivery order
             let seen: Arc<Mutex<BTreeMap<i32, Vec<String>>>> = Arc::default();
             let listener = {
@@ -85,7 +87,7 @@ async fn orderly_consumption_goes_alike() {
                 .group(&group)
                 .client_config(t.config("diff_ord_c"))
                 .consume_from(ConsumeFrom::FirstOffset)
-                .max_reconsume_times(2)
+                .max_reconsume(MaxReconsume::Times(2))
                 .suspend_current_queue_time(Duration::from_millis(100))
                 .subscribe(&topic, "*")
                 .start_orderly(listener)

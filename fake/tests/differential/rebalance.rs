@@ -98,7 +98,7 @@ async fn three_consumers_share_the_queues_alike() {
                     .await
                     .unwrap();
             }
-            p.shutdown().await;
+            p.shutdown().await.expect("producer shutdown");
             let deadline = Instant::now() + Duration::from_secs(30);
             while counts.lock().unwrap().values().sum::<usize>() < 24 {
                 assert!(

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmq_consumer_push::{ConsumeFrom, ConsumeResult, PushConsumer, listener_fn};
+use rmq_consumer_push::{ConsumeFrom, ConsumeResult, MaxReconsume, PushConsumer, listener_fn};
 use rmq_producer::Message;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::message::property;
@@ -45,7 +45,7 @@ async fn retries_and_dead_letters_look_alike() {
                 labels.add(&r.offset_msg_id, format!("{name}@offset"));
                 offset_ids.insert(name, r.offset_msg_id);
             }
-            p.shutdown().await;
+            p.shutdown().await.expect("producer shutdown");
 
             let seen: Arc<Mutex<BTreeMap<String, Vec<String>>>> = Arc::default();
             let changed = Arc::new(tokio::sync::Notify::new());
@@ -89,7 +89,7 @@ async fn retries_and_dead_letters_look_alike() {
                 .group(&group)
                 .client_config(t.config("diff_retry_c"))
                 .consume_from(ConsumeFrom::FirstOffset)
-                .max_reconsume_times(2)
+                .max_reconsume(MaxReconsume::Times(2))
                 .subscribe(&topic, "*")
                 .start(listener)
                 .await

@@ -174,7 +174,7 @@ async fn every_message_kind_is_stored_and_read_back_alike() {
                     .expect("compressed send");
                 labels.add(&r.msg_id, codec.name());
                 obs!(o, "{}: {}", codec.name(), result(&r, &labels, &t));
-                pc.shutdown().await;
+                pc.shutdown().await.expect("producer shutdown");
             }
             p.send_oneway(Message::new(&single, "oneway").with_tags("O"))
                 .await
@@ -205,7 +205,7 @@ async fn every_message_kind_is_stored_and_read_back_alike() {
                     .await;
                 obs!(o, "auto topic, pull of queue {q}: code={}", a.code);
             }
-            p.shutdown().await;
+            p.shutdown().await.expect("producer shutdown");
 
             // Raw sends: V1 names, no UNIQ_KEY (5.x adds one, 4.9.x does not).
             let v1 = t

@@ -51,7 +51,7 @@ impl ProducerBuilder {
     ///     .send_in_transaction(Message::new("orders", "created").with_keys(["42"]), 42)
     ///     .await?;
     /// println!("{} {state}", sent.msg_id);
-    /// producer.shutdown().await;
+    /// producer.shutdown().await?;
     /// # Ok(()) }
     /// ```
     pub fn transaction_listener<A, L>(self, listener: L) -> TransactionProducerBuilder<A>

@@ -191,10 +191,14 @@ impl<A: Send + 'static> TransactionProducer<A> {
     /// dropped: the broker asks again), waits up to the send timeout for
     /// checks that are running to answer, then shuts the producer down as
     /// [`Producer::shutdown`] does. Idempotent.
-    pub async fn shutdown(&self) {
+    ///
+    /// # Errors
+    ///
+    /// What [`Producer::shutdown`] returns.
+    pub async fn shutdown(&self) -> Result<()> {
         let grace = self.inner.producer.config().send_timeout();
         self.inner.checks.shutdown(grace).await;
-        self.inner.producer.shutdown().await;
+        self.inner.producer.shutdown().await
     }
 }
 

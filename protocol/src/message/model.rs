@@ -244,11 +244,13 @@ pub struct MessageExt {
     pub queue_offset: i64,
     /// System flag (compression bit cleared after decompression).
     pub sys_flag: i32,
-    /// Producer timestamp, ms since the epoch.
+    /// Producer timestamp, ms since the epoch ([`born_time`](Self::born_time)
+    /// as a `SystemTime`).
     pub born_timestamp: i64,
     /// Producer address as the broker saw it.
     pub born_host: SocketAddr,
-    /// Broker timestamp, ms since the epoch.
+    /// Broker timestamp, ms since the epoch ([`store_time`](Self::store_time)
+    /// as a `SystemTime`).
     pub store_timestamp: i64,
     /// Broker address.
     pub store_host: SocketAddr,
@@ -290,6 +292,41 @@ impl Default for MessageExt {
             offset_msg_id: String::new(),
         }
     }
+}
+
+impl MessageExt {
+    /// When the producer made the message ([`born_timestamp`](Self::born_timestamp)
+    /// as a `SystemTime`; a negative timestamp reads as the epoch).
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// let m = rmq_protocol::MessageExt { born_timestamp: 1_500, ..Default::default() };
+    /// assert_eq!(m.born_time(), UNIX_EPOCH + Duration::from_millis(1_500));
+    /// ```
+    pub fn born_time(&self) -> std::time::SystemTime {
+        epoch_ms(self.born_timestamp)
+    }
+
+    /// When the broker stored the message ([`store_timestamp`](Self::store_timestamp)
+    /// as a `SystemTime`; a negative timestamp reads as the epoch).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// let m = rmq_protocol::MessageExt { store_timestamp: 1_700_000_000_000, ..Default::default() };
+    /// let age = SystemTime::now().duration_since(m.store_time()).unwrap_or(Duration::ZERO);
+    /// assert!(age > Duration::from_secs(3600));
+    /// ```
+    pub fn store_time(&self) -> std::time::SystemTime {
+        epoch_ms(self.store_timestamp)
+    }
+}
+
+/// `ms` since the epoch as a `SystemTime` (negative: the epoch).
+fn epoch_ms(ms: i64) -> std::time::SystemTime {
+    let ms = u64::try_from(ms).unwrap_or(0);
+    std::time::UNIX_EPOCH
+        .checked_add(std::time::Duration::from_millis(ms))
+        .unwrap_or(std::time::UNIX_EPOCH)
 }
 
 impl std::ops::Deref for MessageExt {

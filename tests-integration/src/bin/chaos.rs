@@ -666,7 +666,7 @@ async fn clustering(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             SendLog::default()
         }
     };
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     let produced_in = start.elapsed();
     let by_id = &log.acked;
     let dead_ids: HashSet<&str> = by_id
@@ -931,7 +931,7 @@ async fn restart(env: &Arc<Env>, opts: &Opts) -> Outcome {
             base = Some(sample);
         }
     }
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     let last = samples.last().cloned().unwrap_or(Value::Null);
     let (fds, tasks, rss) = (
         last["fds"]
@@ -1063,7 +1063,7 @@ async fn producer_failover(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcom
         }
     }
     let sent_in = start.elapsed();
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     match killer.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => violations.push(e),
@@ -1268,7 +1268,7 @@ async fn orderly(env: &Arc<Env>, opts: &Opts, rng: &mut Rng) -> Outcome {
             }
         }
     }
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     for inc in incs.iter_mut() {
         inc.child.kill();
     }

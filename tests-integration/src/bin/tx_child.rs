@@ -97,7 +97,7 @@ async fn run() -> Result<(), String> {
         while matches!(std::io::stdin().read(&mut buf), Ok(n) if n > 0) {}
     })
     .await;
-    producer.shutdown().await;
+    let _ = producer.shutdown().await;
     Ok(())
 }
 

@@ -1,0 +1,175 @@
+//! [`BrokerLink`]: which broker addresses the heartbeats reach, as events
+//! (an address that stops answering is lost; one that answers again is
+//! restored).
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
+
+use tokio::sync::broadcast;
+
+use super::ClientInstance;
+
+/// Live events a slow reader may fall behind by before it skips some.
+const CHANNEL: usize = 64;
+
+/// A change in the reachability of a broker address, as the client's
+/// heartbeats (every `heartbeat_broker_interval`, 30 s by default) see it.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrokerLink {
+    /// A heartbeat to the address failed (connect refused, connection
+    /// closed, timeout), or an address that answered is no longer listed
+    /// by the name server for this client's topics (its broker stopped or
+    /// was removed).
+    Lost {
+        /// The broker address.
+        addr: String,
+        /// The failure, with its cause chain.
+        error: String,
+    },
+    /// A heartbeat to an address reported [`Lost`](Self::Lost) succeeded
+    /// again.
+    Restored {
+        /// The broker address.
+        addr: String,
+    },
+}
+
+/// The addresses that answered and the lost ones.
+#[derive(Default)]
+struct State {
+    reached: BTreeSet<String>,
+    lost: BTreeSet<String>,
+}
+
+/// The reachability of the broker addresses and the event channel.
+pub(crate) struct Links {
+    state: Mutex<State>,
+    events: broadcast::Sender<BrokerLink>,
+}
+
+impl Default for Links {
+    fn default() -> Self {
+        Links {
+            state: Mutex::new(State::default()),
+            events: broadcast::Sender::new(CHANNEL),
+        }
+    }
+}
+
+impl Links {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, events: Vec<BrokerLink>) {
+        for event in events {
+            // No receiver is fine.
+            let _ = self.events.send(event);
+        }
+    }
+
+    /// A heartbeat to `addr` failed (`Some(error)`) or worked (`None`).
+    pub(crate) fn heartbeat(&self, addr: &str, failure: Option<String>) {
+        let event = {
+            let mut st = self.state();
+            match failure {
+                Some(error) => {
+                    st.reached.remove(addr);
+                    st.lost.insert(addr.to_owned()).then(|| BrokerLink::Lost {
+                        addr: addr.to_owned(),
+                        error,
+                    })
+                }
+                None => {
+                    st.reached.insert(addr.to_owned());
+                    st.lost.remove(addr).then(|| BrokerLink::Restored {
+                        addr: addr.to_owned(),
+                    })
+                }
+            }
+        };
+        self.send(event.into_iter().collect());
+    }
+
+    /// A heartbeat round goes to `targets`: an address that answered
+    /// before and is not among them any more is lost (the name server
+    /// dropped its broker).
+    pub(crate) fn round(&self, targets: &[String]) {
+        let events = {
+            let mut st = self.state();
+            let gone: Vec<String> = st
+                .reached
+                .iter()
+                .filter(|a| !targets.contains(a))
+                .cloned()
+                .collect();
+            let mut events = Vec::new();
+            for addr in gone {
+                st.reached.remove(&addr);
+                if st.lost.insert(addr.clone()) {
+                    events.push(BrokerLink::Lost {
+                        addr,
+                        error: "the name server no longer lists this broker for the client's \
+                                topics (it stopped or was removed)"
+                            .into(),
+                    });
+                }
+            }
+            events
+        };
+        self.send(events);
+    }
+}
+
+impl ClientInstance {
+    /// The broker-link events from now on ([`BrokerLink`]); a receiver
+    /// more than 64 events behind gets `Lagged` and skips the oldest.
+    pub fn broker_links(&self) -> broadcast::Receiver<BrokerLink> {
+        self.inner.links.events.subscribe()
+    }
+
+    /// The broker addresses whose last heartbeat failed, sorted.
+    pub fn lost_brokers(&self) -> Vec<String> {
+        self.inner.links.state().lost.iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_then_restored_once_each() {
+        let links = Links::default();
+        let mut rx = links.events.subscribe();
+        links.heartbeat("a:1", None);
+        links.heartbeat("a:1", Some("refused".into()));
+        links.heartbeat("a:1", Some("refused again".into()));
+        links.heartbeat("a:1", None);
+        links.heartbeat("a:1", None);
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(BrokerLink::Lost {
+                addr: "a:1".into(),
+                error: "refused".into()
+            })
+        );
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(BrokerLink::Restored { addr: "a:1".into() })
+        );
+        assert!(rx.try_recv().is_err());
+        // Dropped from the routes after answering: lost; back: restored.
+        links.round(&["a:1".into()]);
+        links.round(&[]);
+        links.round(&[]);
+        assert!(matches!(rx.try_recv(), Ok(BrokerLink::Lost { addr, .. }) if addr == "a:1"));
+        assert!(rx.try_recv().is_err());
+        links.heartbeat("a:1", None);
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(BrokerLink::Restored { addr: "a:1".into() })
+        );
+    }
+}
