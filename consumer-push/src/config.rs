@@ -41,6 +41,8 @@ pub struct PushConsumerConfig {
     pub(crate) suspend_current_queue_time: Duration,
     pub(crate) lock_renew_interval: Duration,
     pub(crate) lock_lease: Duration,
+    pub(crate) enable_trace: bool,
+    pub(crate) trace_topic: Option<String>,
 }
 
 impl Default for PushConsumerConfig {
@@ -69,6 +71,8 @@ impl Default for PushConsumerConfig {
             suspend_current_queue_time: Duration::from_secs(1),
             lock_renew_interval: DEFAULT_LOCK_RENEW_INTERVAL,
             lock_lease: DEFAULT_LOCK_LEASE,
+            enable_trace: false,
+            trace_topic: None,
         }
     }
 }
@@ -223,6 +227,17 @@ impl PushConsumerConfig {
     /// `rocketmq.client.pull.pullMaxIdleTime`). Default: 120 s.
     pub fn pull_max_idle_time(&self) -> Duration {
         self.pull_max_idle_time
+    }
+
+    /// Whether RocketMQ message trace is on (Java `enableMsgTrace`).
+    pub fn enable_trace(&self) -> bool {
+        self.enable_trace
+    }
+
+    /// The trace topic (Java `customizedTraceTopic`; default
+    /// `RMQ_SYS_TRACE_TOPIC`).
+    pub fn trace_topic(&self) -> Option<&str> {
+        self.trace_topic.as_deref()
     }
 
     /// How long [`shutdown`](crate::PushConsumer::shutdown) waits for

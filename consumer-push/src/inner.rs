@@ -58,6 +58,8 @@ pub(crate) struct Inner {
     /// Child of `stop_consume`: rebalance, pull loops, persist loop.
     pub(crate) stop_pull: CancellationToken,
     pub(crate) trigger: RebalanceTrigger,
+    /// The message trace writer, when trace is on.
+    pub(crate) trace: Option<rmq_client_core::trace::TraceDispatcher>,
 }
 
 impl Guarded for Inner {
@@ -128,6 +130,7 @@ impl Inner {
             stop_consume,
             stop_pull,
             trigger: rebalance::trigger(config.rebalance_interval),
+            trace: crate::trace::start(&config, core.instance()),
             core,
             config,
         });
@@ -230,6 +233,7 @@ impl Inner {
             }
         }
         self.core.cancel().cancel();
+        crate::trace::shutdown(self).await;
         // 3. Persist every offset, waiting for the broker; then (orderly)
         // release the queue locks, so the next owner reads these offsets.
         let mqs = self.queues.assigned(None);

@@ -85,6 +85,7 @@ mod registration;
 mod send_back;
 mod stream;
 mod subscriptions;
+mod trace;
 
 pub use async_trait::async_trait;
 pub use builder::PushConsumerBuilder;

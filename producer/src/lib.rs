@@ -50,6 +50,7 @@ mod producer;
 mod route;
 mod selector;
 mod send;
+mod trace;
 mod transaction;
 mod validate;
 

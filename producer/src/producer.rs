@@ -194,6 +194,7 @@ impl Producer {
     }
 
     async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
+        let trace_started = crate::trace::started(&self.inner.backend);
         let outcome = match (self.check_running(), &self.inner.backend) {
             (Err(e), _) => Outcome::failed(e),
             (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
@@ -202,6 +203,7 @@ impl Producer {
                 Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
             },
         };
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -244,6 +246,7 @@ impl Producer {
         mut msg: Message,
         queue: &MessageQueue,
     ) -> Result<SendResult> {
+        let trace_started = crate::trace::started(&self.inner.backend);
         let outcome = match self.check_running() {
             Err(e) => Outcome::failed(e),
             Ok(()) if queue.topic != msg.topic => Outcome::failed(
@@ -264,6 +267,7 @@ impl Producer {
                 },
             },
         };
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -294,6 +298,7 @@ impl Producer {
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
+        let trace_started = crate::trace::started(&self.inner.backend);
         let outcome = match (self.check_running(), &self.inner.backend) {
             (Err(e), _) => Outcome::failed(e),
             (Ok(()), Backend::Grpc(_)) => Outcome::failed(unaimed()),
@@ -320,6 +325,7 @@ impl Producer {
                 }
             },
         };
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -394,6 +400,7 @@ impl Producer {
                 "callback sends still running at shutdown"
             );
         }
+        crate::trace::shutdown(&self.inner.backend).await;
         match &self.inner.backend {
             Backend::Remoting(sender) => {
                 sender
