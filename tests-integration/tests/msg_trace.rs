@@ -61,7 +61,7 @@ async fn pub_and_sub_records_reach_the_trace_topic() {
             Duration::from_millis(500),
             "queryMsgTraceById shows Pub, SubBefore and SubAfter",
             || {
-                let id = id.clone();
+                let (id, pg, cg) = (id.clone(), pg.clone(), cg.clone());
                 async move {
                     let out = query_trace(&id).await;
                     let all = ["Pub", "SubBefore", "SubAfter"]
