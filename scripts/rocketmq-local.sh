@@ -765,6 +765,8 @@ reviveMaxSlow=1
 # refuse writes only above 95 % disk use (default 90 %; 4.9.x reads -Drocketmq.broker.diskSpace*Ratio instead)
 diskSpaceWarningLevelRatio=95
 diskSpaceCleanForciblyRatio=93
+# message trace (Java TraceDataEncoder records): the broker creates RMQ_SYS_TRACE_TOPIC at start (5.x and 4.9.x)
+traceTopicEnable=true
 EOF
   if [[ "$SEC_AUTH" == acl ]]; then
     printf '# RMQ_AUTH=acl\n%s\n' "$(broker_auth_conf "$5")" >>"$f"

@@ -28,6 +28,7 @@ mod error;
 mod instance;
 mod producer;
 mod route;
+pub mod trace;
 
 pub use api::admin::{Connection, ProducerConnection};
 pub use api::pop::{PopResult, PopStatus, is_pop_unsupported};

@@ -184,6 +184,25 @@ impl PushConsumerBuilder {
         self
     }
 
+    /// RocketMQ message trace (Java `enableMsgTrace`, default off): a
+    /// `SubBefore` record per message before each listener call and a
+    /// `SubAfter` after it (Java `ConsumeMessageTraceHookImpl`) go to the
+    /// trace topic, written in batches by a background task through this
+    /// consumer's client instance (signed as it when ACL is on); records
+    /// still queued are sent at shutdown. The broker must have the topic
+    /// (`traceTopicEnable=true` creates `RMQ_SYS_TRACE_TOPIC`).
+    pub fn enable_trace(mut self, enable: bool) -> Self {
+        self.config.enable_trace = enable;
+        self
+    }
+
+    /// The trace topic instead of `RMQ_SYS_TRACE_TOPIC` (Java
+    /// `customizedTraceTopic`).
+    pub fn trace_topic(mut self, topic: impl Into<String>) -> Self {
+        self.config.trace_topic = Some(topic.into());
+        self
+    }
+
     /// How long [`PushConsumer::shutdown`] waits for listener calls in
     /// flight (Java `awaitTerminationMillisWhenShutdown`, 0 there).
     /// Default: 30 s.

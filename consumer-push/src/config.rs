@@ -44,6 +44,8 @@ pub struct PushConsumerConfig {
     /// Pop instead of pull (Java `clientRebalance=false`).
     pub(crate) pop_mode: bool,
     pub(crate) pop_invisible_time: Duration,
+    pub(crate) enable_trace: bool,
+    pub(crate) trace_topic: Option<String>,
 }
 
 impl Default for PushConsumerConfig {
@@ -74,6 +76,8 @@ impl Default for PushConsumerConfig {
             lock_lease: DEFAULT_LOCK_LEASE,
             pop_mode: false,
             pop_invisible_time: Duration::from_secs(60),
+            enable_trace: false,
+            trace_topic: None,
         }
     }
 }
@@ -265,6 +269,17 @@ impl PushConsumerConfig {
     /// `rocketmq.client.pull.pullMaxIdleTime`). Default: 120 s.
     pub fn pull_max_idle_time(&self) -> Duration {
         self.pull_max_idle_time
+    }
+
+    /// Whether RocketMQ message trace is on (Java `enableMsgTrace`).
+    pub fn enable_trace(&self) -> bool {
+        self.enable_trace
+    }
+
+    /// The trace topic (Java `customizedTraceTopic`; default
+    /// `RMQ_SYS_TRACE_TOPIC`).
+    pub fn trace_topic(&self) -> Option<&str> {
+        self.trace_topic.as_deref()
     }
 
     /// How long [`shutdown`](crate::PushConsumer::shutdown) waits for

@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) trigger: RebalanceTrigger,
     /// Metric handles, the running info's figures.
     pub(crate) metrics: ConsumerMetrics,
+    /// The message trace writer, when trace is on.
+    pub(crate) trace: Option<rmq_client_core::trace::TraceDispatcher>,
 }
 
 impl Guarded for Inner {
@@ -136,6 +138,7 @@ impl Inner {
             stop_pull,
             trigger: rebalance::trigger(config.rebalance_interval),
             metrics: ConsumerMetrics::new(core.group()),
+            trace: crate::trace::start(&config, core.instance()),
             core,
             config,
         });
@@ -287,6 +290,7 @@ impl Inner {
             }
         }
         self.core.cancel().cancel();
+        crate::trace::shutdown(self).await;
         // 3. Persist every offset, waiting for the broker; then (orderly)
         // release the queue locks, so the next owner reads these offsets.
         let mqs = self.queues.assigned(None);

@@ -88,6 +88,7 @@ mod send_back;
 mod stream;
 mod subscriptions;
 pub mod telemetry;
+mod trace;
 
 pub use async_trait::async_trait;
 pub use builder::PushConsumerBuilder;

@@ -144,6 +144,24 @@ impl ProducerBuilder {
         self
     }
 
+    /// RocketMQ message trace (Java `enableMsgTrace`, default off): after
+    /// each send a `Pub` record (Java `SendMessageTraceHookImpl`) goes to
+    /// the trace topic, written in batches by a background task through
+    /// this producer's client instance; records still queued are sent at
+    /// shutdown. The broker must have the topic (`traceTopicEnable=true`
+    /// creates `RMQ_SYS_TRACE_TOPIC`). Remoting transport only.
+    pub fn enable_trace(mut self, enable: bool) -> Self {
+        self.config.enable_trace = enable;
+        self
+    }
+
+    /// The trace topic instead of `RMQ_SYS_TRACE_TOPIC` (Java
+    /// `customizedTraceTopic`).
+    pub fn trace_topic(mut self, topic: impl Into<String>) -> Self {
+        self.config.trace_topic = Some(topic.into());
+        self
+    }
+
     /// Send through the RocketMQ 5.x proxy at `endpoint` (`host:port` of its
     /// gRPC port, e.g. `127.0.0.1:8081`) instead of name servers and
     /// brokers; the name-server settings are then not used. The same
@@ -210,7 +228,9 @@ impl ProducerBuilder {
     pub(crate) fn running(config: ProducerConfig, instance: ClientInstance) -> Producer {
         tracing::info!(group = %config.group, client_id = instance.client_id(), "producer started");
         let batcher = config.batching.map(crate::batching::Accumulator::new);
+        let trace = crate::trace::start(&config, &instance);
         let sender = Sender {
+            trace,
             config,
             instance,
             routes: Routes::default(),

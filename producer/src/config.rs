@@ -29,6 +29,8 @@ pub struct ProducerConfig {
     pub(crate) default_topic_queue_nums: i32,
     pub(crate) send_latency_fault_enable: bool,
     pub(crate) batching: Option<crate::Batching>,
+    pub(crate) enable_trace: bool,
+    pub(crate) trace_topic: Option<String>,
 }
 
 impl Default for ProducerConfig {
@@ -46,11 +48,24 @@ impl Default for ProducerConfig {
             default_topic_queue_nums: 4,
             send_latency_fault_enable: true,
             batching: None,
+            enable_trace: false,
+            trace_topic: None,
         }
     }
 }
 
 impl ProducerConfig {
+    /// Whether RocketMQ message trace is on (Java `enableMsgTrace`).
+    pub fn enable_trace(&self) -> bool {
+        self.enable_trace
+    }
+
+    /// The trace topic (Java `customizedTraceTopic`; default
+    /// `RMQ_SYS_TRACE_TOPIC`).
+    pub fn trace_topic(&self) -> Option<&str> {
+        self.trace_topic.as_deref()
+    }
+
     /// The producer group (Java `producerGroup`). Required; groups matter
     /// for transactional producers and for the broker's client list.
     pub fn group(&self) -> &str {

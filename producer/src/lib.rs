@@ -53,6 +53,7 @@ mod route;
 mod selector;
 mod send;
 pub mod telemetry;
+mod trace;
 mod transaction;
 mod validate;
 

@@ -264,6 +264,7 @@ impl Producer {
                 return self.send_batched(msg, acc).await;
             }
         }
+        let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         let outcome = async {
             match (self.check_running(), &self.inner.backend) {
@@ -280,6 +281,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -443,6 +445,7 @@ impl Producer {
         mut msg: Message,
         queue: &MessageQueue,
     ) -> Result<SendResult> {
+        let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         let outcome = async {
             match self.check_running() {
@@ -469,6 +472,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -499,6 +503,7 @@ impl Producer {
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
+        let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         let outcome = async {
             match (self.check_running(), &self.inner.backend) {
@@ -533,6 +538,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -632,6 +638,7 @@ impl Producer {
                 "callback sends still running at shutdown"
             );
         }
+        crate::trace::shutdown(&self.inner.backend).await;
         match &self.inner.backend {
             Backend::Remoting(sender) => {
                 sender

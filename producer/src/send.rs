@@ -24,6 +24,8 @@ pub(crate) struct Sender {
     pub(crate) faults: FaultTable,
     /// Round-robin position over publish queues (Java: a thread-local counter).
     pub(crate) counter: AtomicUsize,
+    /// The message trace writer, when trace is on.
+    pub(crate) trace: Option<rmq_client_core::trace::TraceDispatcher>,
 }
 
 /// What a send loop did: attempts made and the outcome.

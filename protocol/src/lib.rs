@@ -29,6 +29,7 @@ pub mod names;
 pub mod pop;
 mod queue;
 mod time;
+pub mod trace;
 mod version;
 
 pub use chain::ErrorChain;

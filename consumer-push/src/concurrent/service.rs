@@ -186,7 +186,11 @@ pub(crate) async fn call_listener(
         error!(queue = %queue, "concurrent consume requested by an orderly consumer");
         return ConsumeResult::ReconsumeLater;
     };
-    match guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await {
+    let trace = crate::trace::before(inner, msgs);
+    let call = guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await;
+    let traced = crate::trace::outcome(&call, |r| *r == ConsumeResult::Success);
+    crate::trace::after(inner, trace, traced);
+    match call {
         Ok(result) => result,
         Err(failure) => {
             failure.log(

@@ -289,7 +289,13 @@ impl OrderlyLoop {
     /// (Java: an exception or `null` status).
     async fn call_listener(&self, msgs: &[MessageExt], ctx: &mut OrderlyContext) -> OrderlyResult {
         let timeout = self.inner.config.consume_timeout;
-        match guarded(timeout, self.listener.consume(msgs, ctx)).await {
+        let trace = crate::trace::before(&self.inner, msgs);
+        let call = guarded(timeout, self.listener.consume(msgs, ctx)).await;
+        let traced = crate::trace::outcome(&call, |r| {
+            matches!(r, OrderlyResult::Success | OrderlyResult::Commit)
+        });
+        crate::trace::after(&self.inner, trace, traced);
+        match call {
             Ok(result) => result,
             Err(failure) => {
                 let first_offset = msgs.first().map(|m| m.queue_offset);
