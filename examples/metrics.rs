@@ -129,7 +129,7 @@ pub(crate) async fn run(
         .await?;
     stop.await;
     consumer.shutdown().await?;
-    producer.shutdown().await;
+    producer.shutdown().await?;
     Ok(())
 }
 

@@ -23,7 +23,8 @@
 #   a replicated cluster of its own (RMQ_INSTANCE=cluster on RMQ_CLUSTER_NAMESRV_PORT, RMQ_CLUSTER_BROKER_A_PORT,
 #   RMQ_CLUSTER_BROKER_B_PORT, RMQ_CLUSTER_SLAVE_PORT, RMQ_CLUSTER_SLAVE2_PORT, RMQ_CLUSTER_CONTROLLER_PORT; defaults
 #   19976 / 20011 / 20021 / 20031 / 20041 / 19978) per topology: master-slave (broker-a + slave + broker-b,
-#   accessMessageInMemoryMaxRatio=0) on every version, then controller (2 replicas) on 5.x, each running the
+#   accessMessageInMemoryMaxRatio=0) and controller (2 replicas) on 5.x (master-slave on 4.9.x only with
+#   RMQ_CLUSTER_ALL_LINES=1: not yet verified there; the step says so when it does not run), each running the
 #   tests-integration `cluster` tests of that topology (`#[ignore]`d in the normal run) and stopped after. It prints
 #   the tests' `cluster-figures:` lines (failover times, lost, duplicates) and the RSS of the cluster's JVMs.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
@@ -242,7 +243,15 @@ for v in "${exact[@]}"; do
     fi
   fi
   if [[ "$rc" == 0 && "${RMQ_CLUSTER_STEP:-1}" == 1 ]]; then
-    topologies=(master-slave); [[ "$v" == 5.* ]] && topologies+=(controller)
+    topologies=()
+    if [[ "$v" == 5.* ]]; then
+      topologies=(master-slave controller)
+    elif [[ "${RMQ_CLUSTER_ALL_LINES:-0}" == 1 ]]; then
+      topologies=(master-slave)
+    else
+      say "cluster step: RocketMQ $v master-slave NOT run (not yet verified on this line; RMQ_CLUSTER_ALL_LINES=1 runs it)"
+      summary+=("RocketMQ $v: cluster step not run (RMQ_CLUSTER_ALL_LINES=1 runs master-slave)")
+    fi
     for topo in "${topologies[@]}"; do
       say "cluster step: RocketMQ $v $topo"
       cluster_step "$v" "$topo" || rc=$?

@@ -458,6 +458,13 @@ pub trait Guarded: Send + Sync + 'static {
     fn drop_persist_queues(&self) -> Vec<MessageQueue> {
         Vec::new()
     }
+
+    /// Whether the drop guard sends a heartbeat before persisting (a
+    /// consumer that may not have heartbeated yet: 5.x brokers store
+    /// offsets only of a group they know). Default: no.
+    fn heartbeat_before_drop_persist(&self) -> bool {
+        false
+    }
 }
 
 /// Longest a dropped consumer's final offset persist may block the
@@ -484,6 +491,7 @@ enum DropPersist {
 /// running), on a current-thread runtime in a task spawned on `tasks_rt`
 /// (blocking its only thread could deadlock), without a runtime not at all.
 fn persist_on_drop(
+    heartbeat: Option<ClientInstance>,
     store: Arc<dyn OffsetStore>,
     queues: Vec<MessageQueue>,
     group: &str,
@@ -497,7 +505,13 @@ fn persist_on_drop(
     };
     let group_owned = group.to_owned();
     let persist = async move {
-        match tokio::time::timeout(limit, store.persist_all(&queues, PersistMode::Sync)).await {
+        let persisted = async {
+            if let Some(instance) = &heartbeat {
+                instance.send_heartbeat_now().await;
+            }
+            store.persist_all(&queues, PersistMode::Sync).await
+        };
+        match tokio::time::timeout(limit, persisted).await {
             Ok(Ok(())) => true,
             Ok(Err(e)) => {
                 warn!(group = %group_owned, error = %rmq_protocol::ErrorChain(&e), "persisting offsets of a dropped consumer failed");
@@ -574,7 +588,12 @@ impl<T: Guarded> Drop for DropGuard<T> {
             .config()
             .request_timeout()
             .min(DROP_PERSIST_LIMIT);
+        let heartbeat = self
+            .inner
+            .heartbeat_before_drop_persist()
+            .then(|| core.instance.clone());
         let (persisted, background) = persist_on_drop(
+            heartbeat,
             core.offset_store.clone(),
             self.inner.drop_persist_queues(),
             &core.group,

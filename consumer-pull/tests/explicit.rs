@@ -352,7 +352,7 @@ async fn a_broker_side_reset_replaces_the_consume_offset() {
             Some(0)
         );
         pull.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

@@ -476,7 +476,7 @@ async fn a_broker_side_reset_rewinds_the_running_consumer() {
         sent.extend(send_to(&producer, &queues[1], "r1", 20).await);
         let group = rmq_testkit::unique_name("lite_reset");
         let c = lite(&env, &group, |b| b.subscribe(topic.as_str(), "*")).await;
-        let first = collect(&c, 40).await;
+        let _first = collect(&c, 40).await;
         c.commit().await.expect("commit");
         for q in &queues {
             assert_eq!(c.committed(q).await.expect("committed"), Some(20));
@@ -521,7 +521,7 @@ async fn a_broker_side_reset_rewinds_the_running_consumer() {
             assert_eq!(c.committed(q).await.expect("committed"), Some(20));
         }
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

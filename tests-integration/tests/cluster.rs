@@ -217,7 +217,7 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
         );
         assert!(missing.is_empty(), "none lost: {} missing", missing.len());
         c.shutdown().await.expect("clean shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
     })
     .await;
@@ -387,7 +387,7 @@ async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
         push.shutdown().await.expect("push shutdown");
         lite.shutdown().await.expect("lite shutdown");
         lite_task.await.expect("lite task ends");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
     })
     .await;
@@ -493,7 +493,7 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
         let consume_failover = consume_failover.expect("a message sent after the kill was consumed");
         assert!(consume_failover <= Duration::from_secs(30), "the consumer followed the new master within 30 s: {consume_failover:?}");
         c.shutdown().await.expect("clean shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
         // The killed replica joins again (as a slave) for the next run of the step.
         rmq_testkit::start_broker(victim).await;

@@ -66,7 +66,7 @@ async fn consumer_status_shows_the_figures() {
         let producer = env.producer().await;
         env.send_spread(&producer, MESSAGES, |i| Message::new(&topic, i.to_string()))
             .await;
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
         let rec = Arc::new(Recorder::new());
         let c = consumer::start(
             ConsumerSpec::new(env.namesrv(), &group, &topic),

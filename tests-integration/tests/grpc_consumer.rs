@@ -162,8 +162,8 @@ async fn every_producer_kind_arrives_with_every_field() {
                 .unwrap_err()
                 .is_shutdown()
         );
-        grpc.shutdown().await;
-        remoting.shutdown().await;
+        grpc.shutdown().await.expect("producer shutdown");
+        remoting.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -194,7 +194,7 @@ async fn grpc_produced_arrives_at_the_remoting_push_consumer() {
             d.ack();
         }
         push.shutdown().await.expect("push shutdown");
-        grpc.shutdown().await;
+        grpc.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -257,7 +257,7 @@ async fn not_acked_comes_back_after_the_invisible_time() {
             .expect("ack with the renewed handle");
 
         consumer.shutdown().await.expect("shutdown");
-        grpc.shutdown().await;
+        grpc.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -332,7 +332,7 @@ async fn fifo_groups_stay_in_order_across_three_consumers() {
         for c in consumers {
             c.shutdown().await.expect("shutdown");
         }
-        grpc.shutdown().await;
+        grpc.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

@@ -105,7 +105,7 @@ async fn producer_and_consumer_recover_from_a_proxy_restart() {
         }
         assert_eq!(sent.len(), N);
         consumer.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

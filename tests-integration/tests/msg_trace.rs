@@ -43,7 +43,7 @@ async fn pub_and_sub_records_reach_the_trace_topic() {
                 .with_key(format!("trace-key-{i}"));
             ids.push(producer.send(msg).await.expect("sent").msg_id);
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
 
         let rec = Arc::new(Recorder::new());
         let c = ConsumerSpec::new(env.namesrv(), &cg, &topic)

@@ -160,7 +160,7 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
             c.shutdown().await.expect("simple shutdown");
             let _ = task.await;
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -235,7 +235,7 @@ async fn reconsume_later_comes_back_after_its_delay() {
         tokio::time::sleep(Duration::from_secs(8)).await;
         assert_eq!(rec.len(), 2, "consumed: not delivered again");
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -296,7 +296,7 @@ async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
             rec.with(|s| s.deliveries.iter().map(|d| d.msg.reconsume_times).collect());
         assert_eq!(times, [0, 1, 2], "delivered max reconsume times + 1 times");
         c.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -346,7 +346,7 @@ async fn six_pop_members_on_four_queues_all_receive() {
         for c in &members {
             c.shutdown().await.expect("shutdown");
         }
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }
@@ -440,7 +440,7 @@ async fn killed_pop_members_messages_come_back_to_the_others() {
             }
         });
         survivor.shutdown().await.expect("shutdown");
-        producer.shutdown().await;
+        producer.shutdown().await.expect("producer shutdown");
     })
     .await;
 }

@@ -59,6 +59,10 @@ impl Guarded for Inner {
         mqs.sort();
         mqs
     }
+
+    fn heartbeat_before_drop_persist(&self) -> bool {
+        self.config.options.is_clustering()
+    }
 }
 
 impl Inner {
