@@ -44,7 +44,7 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
 enum Command {
-    Record(TraceRecord),
+    Record(Box<TraceRecord>),
     Flush(oneshot::Sender<()>),
 }
 
@@ -112,7 +112,7 @@ impl TraceDispatcher {
     /// Queues `record`; a full queue drops it (counted in
     /// [`discarded`](Self::discarded)). Never waits.
     pub fn append(&self, record: TraceRecord) {
-        if self.tx.try_send(Command::Record(record)).is_err() {
+        if self.tx.try_send(Command::Record(Box::new(record))).is_err() {
             let n = self.shared.discarded.fetch_add(1, Ordering::Relaxed) + 1;
             tracing::debug!(
                 topic = %self.shared.topic,
@@ -173,14 +173,14 @@ async fn run(instance: ClientInstance, shared: Arc<Shared>, mut rx: mpsc::Receiv
         let mut flushed: Option<oneshot::Sender<()>> = None;
         match rx.recv().await {
             None => return,
-            Some(Command::Record(r)) => batch.push(r),
+            Some(Command::Record(r)) => batch.push(*r),
             Some(Command::Flush(done)) => flushed = Some(done),
         }
         if flushed.is_none() {
             let until = tokio::time::Instant::now() + BATCH_WAIT;
             while batch.len() < BATCH_RECORDS {
                 match tokio::time::timeout_at(until, rx.recv()).await {
-                    Ok(Some(Command::Record(r))) => batch.push(r),
+                    Ok(Some(Command::Record(r))) => batch.push(*r),
                     Ok(Some(Command::Flush(done))) => {
                         flushed = Some(done);
                         break;

@@ -147,7 +147,13 @@ async fn dropped_pull_consumer_persists_its_offsets() {
         let mq = env.mq(&topic, 0);
         pull.update_consume_offset(&mq, 3)
             .expect("offset in memory");
-        assert_eq!(env.committed_offset(&group, &mq).await, None);
+        // Nothing stored yet (a 5.x broker answers the queue's minimum,
+        // 0, for a group without an offset; 4.9.x answers none).
+        let before = env.committed_offset(&group, &mq).await;
+        assert!(
+            matches!(before, None | Some(0)),
+            "stored before the drop: {before:?}"
+        );
         drop(pull);
         assert_eq!(env.committed_offset(&group, &mq).await, Some(3));
         producer.shutdown().await.expect("producer shutdown");

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmq_consumer_pull::{Expression, SimpleConsumer};
-use rmq_consumer_push::{ConsumeContext, ConsumeResult, MessageExt, MessageListener, async_trait};
+use rmq_consumer_push::{
+    ConsumeContext, ConsumeResult, MessageExt, MessageListener, Retry, async_trait,
+};
 use rmq_producer::Message;
 use rmq_protocol::MessageQueue;
 use rmq_tests_integration::child::{CHILD_POP_INVISIBLE, Child, ChildConfig, ChildMode};
@@ -168,7 +170,7 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
 /// Fails the first delivery of every message with delay level `level`.
 struct FailFirst {
     rec: Arc<Recorder>,
-    level: i32,
+    level: u8,
 }
 
 #[async_trait]
@@ -176,7 +178,7 @@ impl MessageListener for FailFirst {
     async fn consume(&self, msgs: &[MessageExt], ctx: &mut ConsumeContext) -> ConsumeResult {
         self.rec.record(0, ctx.queue(), msgs);
         if msgs.iter().any(|m| m.reconsume_times == 0) {
-            ctx.set_delay_level(self.level);
+            ctx.set_retry(Retry::Level(self.level));
             return ConsumeResult::ReconsumeLater;
         }
         ConsumeResult::Success
@@ -260,7 +262,7 @@ async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
                 ctx: &mut ConsumeContext,
             ) -> ConsumeResult {
                 self.0.record(0, ctx.queue(), msgs);
-                ctx.set_delay_level(1);
+                ctx.set_retry(Retry::Level(1));
                 ConsumeResult::ReconsumeLater
             }
         }
