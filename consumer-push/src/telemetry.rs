@@ -24,6 +24,11 @@ use rmq_protocol::body::ConsumeStatus;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{Span, field};
 
+/// Per-topic consume figures of the running info.
+type StatusTable = Vec<(String, ConsumeStatus)>;
+/// Extra running-info properties (name, value).
+type Properties = Vec<(String, String)>;
+
 /// Counter: messages pulled and kept (after tag filtering), labels group,
 /// topic.
 pub const RECEIVED_MESSAGES: &str = "messaging.rocketmq.consumer.received.messages";
@@ -275,11 +280,7 @@ impl ConsumerMetrics {
 
     /// The running info's `statusTable` (per topic) and the consumer's
     /// figures as properties (`rmq.*`, added to Java's).
-    pub(crate) fn running_info(
-        &self,
-        now: Instant,
-        lag: i64,
-    ) -> (Vec<(String, ConsumeStatus)>, Vec<(String, String)>) {
+    pub(crate) fn running_info(&self, now: Instant, lag: i64) -> (StatusTable, Properties) {
         let topics: Vec<(String, Arc<TopicStats>)> = self
             .topics
             .lock()

@@ -152,7 +152,7 @@ impl Accumulator {
         msg.body.len() < config.compress_over
             && msg.body.len() <= self.config.max_bytes
             && !rmq_protocol::names::is_retry_topic(&msg.topic)
-            && !msg.delay_level().is_some_and(|l| l > 0)
+            && msg.delay_level().is_none_or(|l| l <= 0)
             && !msg.is_timer()
             && !is_transactional(msg)
     }
