@@ -127,11 +127,17 @@ impl TopicStats {
     }
 
     fn add(&self, i: usize, n: u64) {
-        self.totals[i].fetch_add(n, Ordering::Relaxed);
+        if let Some(total) = self.totals.get(i) {
+            total.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     fn now(&self) -> [u64; N_TOTALS] {
-        std::array::from_fn(|i| self.totals[i].load(Ordering::Relaxed))
+        std::array::from_fn(|i| {
+            self.totals
+                .get(i)
+                .map_or(0, |total| total.load(Ordering::Relaxed))
+        })
     }
 
     /// Keeps a sample (the persist tick).
@@ -161,7 +167,11 @@ impl TopicStats {
             .or(s.front())
             .map_or((now, [0; N_TOTALS]), |(t, v)| (*t, *v));
         drop(s);
-        let d = |i: usize| totals[i].saturating_sub(base[i]) as f64;
+        let d = |i: usize| {
+            let now = totals.get(i).copied().unwrap_or(0);
+            let then = base.get(i).copied().unwrap_or(0);
+            now.saturating_sub(then) as f64
+        };
         let secs = now.duration_since(since).as_secs_f64().max(1.0);
         let avg_ms = |sum: usize, n: usize| {
             if d(n) > 0.0 {
@@ -390,7 +400,9 @@ impl QueueMetrics {
     /// A pull skipped by flow control for `reason`.
     pub(crate) fn flow_controlled(&self, reason: &str) {
         let i = FLOW_REASONS.iter().position(|r| *r == reason).unwrap_or(0);
-        self.flow_control[i].increment(1);
+        if let Some(counter) = self.flow_control.get(i) {
+            counter.increment(1);
+        }
         self.stats.add(FLOW_PAUSES, 1);
     }
 

@@ -353,14 +353,13 @@ impl Producer {
             .into_iter()
             .map(|e| (e.msg, (e.reply, e._permit)))
             .unzip();
-        if msgs.is_empty() {
-            return;
-        }
-        let outcome = if msgs.len() == 1 {
-            match prepare_message(&mut msgs[0], self.config()) {
+        let outcome = if let [only] = msgs.as_mut_slice() {
+            match prepare_message(only, self.config()) {
                 Err(e) => Outcome::failed(e),
                 Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
             }
+        } else if msgs.is_empty() {
+            return;
         } else {
             match prepare_batch(&mut msgs, self.config()) {
                 Err(e) => Outcome::failed(e),

@@ -168,7 +168,9 @@ impl ClientInstance {
         let timeout = timeout.unwrap_or_else(|| pull_timeout(&header));
         let request = RemotingCommand::request(code, &header);
         let slave = self.inner.routes.load().is_slave_addr(addr);
-        self.inner.pulls[usize::from(slave)].fetch_add(1, Ordering::Relaxed);
+        if let Some(count) = self.inner.pulls.get(usize::from(slave)) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
         let response = self.inner.remoting.invoke(addr, request, timeout).await?;
         PullResult::from_response(addr, code, response).map_err(|e| {
             self.inner
