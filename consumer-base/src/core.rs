@@ -467,8 +467,8 @@ pub trait Guarded: Send + Sync + 'static {
     }
 }
 
-/// Longest a dropped consumer's final offset persist may block the
-/// dropping thread (also capped by the request timeout).
+/// Longest a dropped consumer's final offset persist may take (also
+/// capped by the request timeout).
 const DROP_PERSIST_LIMIT: Duration = Duration::from_secs(3);
 
 /// How the drop guard persisted the offsets.
@@ -476,20 +476,14 @@ const DROP_PERSIST_LIMIT: Duration = Duration::from_secs(3);
 enum DropPersist {
     /// Nothing to persist.
     Nothing,
-    /// Persisted before the drop returned (multi-thread runtime).
-    Done,
-    /// Persisting failed or timed out (logged).
-    Failed,
-    /// Handed to a background task (current-thread runtime).
+    /// Handed to a background task.
     Background,
     /// No runtime: not persisted.
     NoRuntime,
 }
 
-/// Persists `queues`' offsets from a `Drop`: on a multi-thread runtime
-/// synchronously (`block_in_place`, at most `limit`, the other workers keep
-/// running), on a current-thread runtime in a task spawned on `tasks_rt`
-/// (blocking its only thread could deadlock), without a runtime not at all.
+/// Persists `queues`' offsets from a `Drop`: the returned future, which the
+/// guard runs as a task (at most `limit`); without a runtime not at all.
 fn persist_on_drop(
     heartbeat: Option<ClientInstance>,
     store: Arc<dyn OffsetStore>,
@@ -500,9 +494,9 @@ fn persist_on_drop(
     if queues.is_empty() {
         return (DropPersist::Nothing, None);
     }
-    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+    if tokio::runtime::Handle::try_current().is_err() {
         return (DropPersist::NoRuntime, None);
-    };
+    }
     let group_owned = group.to_owned();
     let persist = async move {
         let persisted = async {
@@ -523,16 +517,9 @@ fn persist_on_drop(
             }
         }
     };
-    if rt.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
-        // A panic here (a runtime shutting down) must not escape a Drop.
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            tokio::task::block_in_place(|| rt.block_on(persist))
-        }));
-        return match ran {
-            Ok(true) => (DropPersist::Done, None),
-            _ => (DropPersist::Failed, None),
-        };
-    }
+    // Never blocks the dropping thread: a drop on a runtime worker that
+    // waited for the persist could wait for timers and I/O that thread
+    // itself drives (seen as a hang), so the persist runs as a task.
     (
         DropPersist::Background,
         Some(Box::pin(async move {
@@ -543,8 +530,8 @@ fn persist_on_drop(
 
 /// Owned by a consumer's handles (behind an `Arc`): when the last handle
 /// goes away without shutdown, cancels every task at once, persists the
-/// held queues' offsets (best effort, bounded: synchronously on a
-/// multi-thread runtime, else in the background), logs a warning naming
+/// held queues' offsets (best effort, bounded, in a background task
+/// of the runtime), logs a warning naming
 /// `shutdown()`, and unregisters the group and releases the client
 /// instance in a last background task. In-flight messages are not drained:
 /// they come again (at least once).
@@ -601,8 +588,6 @@ impl<T: Guarded> Drop for DropGuard<T> {
         );
         let offsets = match persisted {
             DropPersist::Nothing => "no offsets to persist",
-            DropPersist::Done => "offsets persisted",
-            DropPersist::Failed => "offsets NOT persisted (see the previous warning)",
             DropPersist::Background => "offsets persisted in the background (best effort)",
             DropPersist::NoRuntime => "offsets NOT persisted (no tokio runtime)",
         };

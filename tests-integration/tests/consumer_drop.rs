@@ -112,11 +112,21 @@ async fn dropped_push_consumer_persists_its_offsets_and_warns() {
             let _guard = tracing::subscriber::set_default(subscriber);
             drop(push);
         }
-        // Persisted when the drop returned: no waiting.
-        assert_eq!(
-            env.committed_offsets(&group, &topic, QUEUES).await,
-            max.iter().map(|m| Some(*m)).collect::<Vec<_>>()
-        );
+        // Persisted by the drop's background task, bounded by its limit.
+        let want: Vec<Option<i64>> = max.iter().map(|m| Some(*m)).collect();
+        poll_until(
+            Duration::from_secs(10),
+            Duration::from_millis(100),
+            "offsets persisted after the drop",
+            || {
+                let (env, group, topic, want) = (&env, &group, &topic, &want);
+                async move {
+                    let got = env.committed_offsets(group, topic, QUEUES).await;
+                    if &got == want { Ok(()) } else { Err(got) }
+                }
+            },
+        )
+        .await;
         let text = log.text();
         assert!(text.contains("dropped without shutdown()"), "{text}");
         assert!(text.contains("offsets persisted"), "{text}");
@@ -155,7 +165,21 @@ async fn dropped_pull_consumer_persists_its_offsets() {
             "stored before the drop: {before:?}"
         );
         drop(pull);
-        assert_eq!(env.committed_offset(&group, &mq).await, Some(3));
+        poll_until(
+            Duration::from_secs(10),
+            Duration::from_millis(100),
+            "offset persisted after the drop",
+            || {
+                let (env, group, mq) = (&env, &group, &mq);
+                async move {
+                    match env.committed_offset(group, mq).await {
+                        Some(3) => Ok(()),
+                        other => Err(other),
+                    }
+                }
+            },
+        )
+        .await;
         producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
     })
