@@ -16,7 +16,7 @@ use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, within};
 use tokio::time::Instant;
 
 const QUEUES: i32 = 8;
-/// The bound of the issue: from a membership change to a settled assignment.
+/// The bound: from a membership change to a settled assignment.
 const SETTLE: Duration = Duration::from_secs(2);
 
 /// Queue ids each live consumer should own: Java's averagely allocation over sorted ids.
