@@ -4,56 +4,18 @@
 //! (`RMQ_PROXY=1 scripts/rocketmq-local.sh start`); 4.9.x has no proxy, so
 //! these are `#[ignore]`d and `scripts/test.sh` runs them on 5.x only.
 
+mod grpc_support;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
 use rmq_consumer_pull::{PullConsumer, PullStatus};
 use rmq_producer::{Message, MessageExt, Producer, SendResult};
-use rmq_protocol::header::CreateTopicRequestHeader;
 use rmq_protocol::message::property;
-use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
-use rmq_testkit::client::{instance, within};
+use rmq_testkit::client::within;
 use rmq_testkit::{broker, unique_name};
 
-const IGNORED: &str = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x";
-
-fn endpoint() -> String {
-    std::env::var("RMQ_PROXY_ENDPOINT").unwrap_or_else(|_| {
-        panic!(
-            "RMQ_PROXY_ENDPOINT is not set: {IGNORED}; locally: \
-             eval \"$(RMQ_PROXY=1 scripts/rocketmq-local.sh start)\""
-        )
-    })
-}
-
-/// A fresh topic (4 queues) of a 5.x message type: `NORMAL`, `FIFO`, `DELAY`.
-async fn typed_topic(prefix: &str, message_type: &str) -> String {
-    let topic = unique_name(prefix);
-    let b = broker().await;
-    let inst = instance("grpc-topics").await;
-    let mut header = CreateTopicRequestHeader::new(topic.as_str(), 4);
-    header.attributes = Some(format!("+message.type={message_type}"));
-    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
-    inst.remoting()
-        .invoke_expect(
-            &b.broker_addr,
-            request,
-            Duration::from_secs(5),
-            &[ResponseCode::SUCCESS],
-        )
-        .await
-        .expect("topic created");
-    rmq_testkit::admin::wait_for_route(
-        inst.remoting(),
-        &b.namesrv_addr,
-        &topic,
-        Duration::from_secs(15),
-    )
-    .await
-    .expect("topic routed");
-    inst.release().await;
-    topic
-}
+use grpc_support::{endpoint, typed_topic};
 
 async fn grpc_producer() -> Producer {
     Producer::builder()
