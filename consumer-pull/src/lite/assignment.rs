@@ -283,6 +283,34 @@ pub(crate) fn spawn_auto_commit(inner: &Arc<Inner>) {
     );
 }
 
+/// Without auto-commit, every persist interval (client config, Java
+/// `persistConsumerOffsetInterval`, 5 s) persists the committed in-memory
+/// offsets of the assigned queues (oneway), as Java's client instance does
+/// for every consumer: a persist that failed or reached the broker out of
+/// order is repaired within one interval.
+pub(crate) fn spawn_persist_loop(inner: &Arc<Inner>) {
+    let weak = Arc::downgrade(inner);
+    let every = inner
+        .core
+        .instance()
+        .config()
+        .persist_consumer_offset_interval();
+    inner
+        .core
+        .spawn_every(every, inner.core.cancel().clone(), move || {
+            let inner = weak.upgrade();
+            async move {
+                match inner {
+                    Some(inner) => {
+                        let queues = inner.state().buffer.queues();
+                        inner.persist(&queues, PersistMode::Oneway).await
+                    }
+                    None => Ok(()),
+                }
+            }
+        });
+}
+
 /// Calls `f` once per topic of `queues` (sorted) with that topic's queues.
 fn per_topic(queues: &[MessageQueue], mut f: impl FnMut(&str, &[MessageQueue])) {
     for chunk in queues.chunk_by(|a, b| a.topic == b.topic) {

@@ -80,6 +80,11 @@ pub(crate) struct Inner {
     pub(crate) space: Notify,
     /// Serializes assignment changes: rebalance, assign, seek, shutdown.
     pub(crate) ops: tokio::sync::Mutex<()>,
+    /// Held by a per-message commit while it persists: concurrent commits
+    /// reach the broker one after the other, each sending the newest
+    /// in-memory offset, so an older offset never overwrites a newer one
+    /// (the broker may handle concurrent requests out of order).
+    persisting: tokio::sync::Mutex<()>,
 }
 
 impl Guarded for Inner {
@@ -165,6 +170,8 @@ impl Inner {
         assignment::spawn_rebalance_loop(&inner);
         if inner.config.auto_commit {
             assignment::spawn_auto_commit(&inner);
+        } else {
+            assignment::spawn_persist_loop(&inner);
         }
         info!(
             group,
@@ -227,6 +234,7 @@ impl Inner {
             msg_ready: Notify::new(),
             space: Notify::new(),
             ops: tokio::sync::Mutex::new(()),
+            persisting: tokio::sync::Mutex::new(()),
             config,
         })
     }
@@ -351,6 +359,7 @@ impl Inner {
             positions.into_iter().map(|(mq, _)| mq).collect()
         };
         let store = self.core.offset_store();
+        let _persisting = self.persisting.lock().await;
         for mq in &queues {
             if self.config.options.is_clustering() {
                 self.ensure_heartbeat(mq).await;
