@@ -109,7 +109,8 @@ say "RocketMQ versions: ${exact[*]}"
 
 # cluster_env CMD...: CMD with the cluster instance's settings (not the default instance's).
 cluster_env() {
-  RMQ_INSTANCE=cluster \
+  # `env`: CMD may start with VAR=value words of its own.
+  env RMQ_INSTANCE=cluster \
   RMQ_NAMESRV_PORT="${RMQ_CLUSTER_NAMESRV_PORT:-19976}" \
   RMQ_BROKER_A_PORT="${RMQ_CLUSTER_BROKER_A_PORT:-20011}" \
   RMQ_BROKER_B_PORT="${RMQ_CLUSTER_BROKER_B_PORT:-20021}" \
