@@ -3,6 +3,7 @@
 mod assignment;
 mod buffer;
 mod builder;
+mod commit;
 mod config;
 mod consumer;
 mod inner;

@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use rmq_protocol::MessageQueue;
 
-use super::{AllocateError, AllocateStrategy, check};
+use super::{AllocateError, AllocateStrategy, CheckedStrategy, Member, checked_allocate};
 
 /// Splits the sorted queues into one contiguous block per consumer, in
 /// consumer order; block sizes differ by at most one and the bigger blocks
@@ -65,18 +65,17 @@ impl AllocateStrategy for AllocateAveragely {
         "AVG"
     }
 
-    fn allocate(
-        &self,
-        _group: &str,
-        current_cid: &str,
-        mq_all: &[MessageQueue],
-        cid_all: &[String],
-    ) -> Result<Vec<MessageQueue>, AllocateError> {
-        let Some(index) = check(current_cid, mq_all, cid_all)? else {
-            return Ok(Vec::new());
-        };
-        let range = block(index, mq_all.len(), cid_all.len());
-        Ok(mq_all.get(range).map(<[_]>::to_vec).unwrap_or_default())
+    checked_allocate!();
+}
+
+impl CheckedStrategy for AllocateAveragely {
+    fn allocate_member(&self, member: Member<'_>) -> Result<Vec<MessageQueue>, AllocateError> {
+        let range = block(member.index, member.mq_all.len(), member.cid_all.len());
+        Ok(member
+            .mq_all
+            .get(range)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default())
     }
 }
 
@@ -118,30 +117,6 @@ mod tests {
         assert_eq!(sizes(6, 3), [2, 2, 2]);
         assert_eq!(sizes(5, 1), [5]);
         assert_eq!(sizes(1, 4), [1, 0, 0, 0]);
-    }
-
-    #[test]
-    fn unknown_consumer_gets_nothing_and_errors_come_first() {
-        let mqs = queues(4, 1);
-        let ids = cids(2);
-        assert!(
-            AllocateAveragely
-                .allocate("g", "nobody", &mqs, &ids)
-                .unwrap()
-                .is_empty()
-        );
-        assert_eq!(
-            AllocateAveragely.allocate("g", "", &mqs, &ids),
-            Err(AllocateError::EmptyCurrentCid)
-        );
-        assert_eq!(
-            AllocateAveragely.allocate("g", "x", &[], &ids),
-            Err(AllocateError::EmptyQueues)
-        );
-        assert_eq!(
-            AllocateAveragely.allocate("g", "x", &mqs, &[]),
-            Err(AllocateError::EmptyConsumerIds)
-        );
     }
 
     proptest! {

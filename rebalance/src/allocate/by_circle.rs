@@ -2,7 +2,7 @@
 
 use rmq_protocol::MessageQueue;
 
-use super::{AllocateError, AllocateStrategy, check};
+use super::{AllocateError, AllocateStrategy, CheckedStrategy, Member, checked_allocate};
 
 /// Deals the sorted queues to the sorted consumers like cards: consumer `i`
 /// gets queues `i`, `i + C`, `i + 2C`, … (Java
@@ -29,21 +29,17 @@ impl AllocateStrategy for AllocateAveragelyByCircle {
         "AVG_BY_CIRCLE"
     }
 
-    fn allocate(
-        &self,
-        _group: &str,
-        current_cid: &str,
-        mq_all: &[MessageQueue],
-        cid_all: &[String],
-    ) -> Result<Vec<MessageQueue>, AllocateError> {
-        let Some(index) = check(current_cid, mq_all, cid_all)? else {
-            return Ok(Vec::new());
-        };
+    checked_allocate!();
+}
+
+impl CheckedStrategy for AllocateAveragelyByCircle {
+    fn allocate_member(&self, member: Member<'_>) -> Result<Vec<MessageQueue>, AllocateError> {
         // `check` guarantees cid_all is not empty, so the step is >= 1.
-        Ok(mq_all
+        Ok(member
+            .mq_all
             .iter()
-            .skip(index)
-            .step_by(cid_all.len().max(1))
+            .skip(member.index)
+            .step_by(member.cid_all.len().max(1))
             .cloned()
             .collect())
     }
@@ -76,22 +72,6 @@ mod tests {
         assert_eq!(positions(8, 3), [vec![0, 3, 6], vec![1, 4, 7], vec![2, 5]]);
         assert_eq!(positions(2, 3), [vec![0], vec![1], vec![]]);
         assert_eq!(positions(3, 1), [vec![0, 1, 2]]);
-    }
-
-    #[test]
-    fn unknown_consumer_gets_nothing() {
-        let mqs = queues(4, 1);
-        let ids = cids(2);
-        assert!(
-            AllocateAveragelyByCircle
-                .allocate("g", "nobody", &mqs, &ids)
-                .unwrap()
-                .is_empty()
-        );
-        assert_eq!(
-            AllocateAveragelyByCircle.allocate("g", "", &mqs, &ids),
-            Err(AllocateError::EmptyCurrentCid)
-        );
     }
 
     proptest! {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use md5::{Digest, Md5};
 use rmq_protocol::MessageQueue;
 
-use super::{AllocateError, AllocateStrategy, check};
+use super::{AllocateError, AllocateStrategy, CheckedStrategy, Member, checked_allocate};
 
 /// Hashes a ring key to a position on the ring (Java
 /// `org.apache.rocketmq.common.consistenthash.HashFunction`).
@@ -172,26 +172,21 @@ impl AllocateStrategy for AllocateConsistentHash {
         "CONSISTENT_HASH"
     }
 
-    fn allocate(
-        &self,
-        _group: &str,
-        current_cid: &str,
-        mq_all: &[MessageQueue],
-        cid_all: &[String],
-    ) -> Result<Vec<MessageQueue>, AllocateError> {
-        if check(current_cid, mq_all, cid_all)?.is_none() {
-            return Ok(Vec::new());
-        }
-        let ring = self.ring(cid_all);
+    checked_allocate!();
+}
+
+impl CheckedStrategy for AllocateConsistentHash {
+    fn allocate_member(&self, member: Member<'_>) -> Result<Vec<MessageQueue>, AllocateError> {
+        let ring = self.ring(member.cid_all);
         let mut mine = Vec::new();
-        for mq in mq_all {
+        for mq in member.mq_all {
             let position = self.hash(&queue_key(mq));
             let owner = ring
                 .range(position..)
                 .next()
                 .or_else(|| ring.iter().next())
-                .and_then(|(_, owner)| cid_all.get(*owner));
-            if owner.is_some_and(|cid| cid == current_cid) {
+                .and_then(|(_, owner)| member.cid_all.get(*owner));
+            if owner.is_some_and(|cid| cid == member.cid) {
                 mine.push(mq.clone());
             }
         }

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use rmq_protocol::MessageQueue;
 
-use super::{AllocateError, AllocateStrategy, check};
+use super::{AllocateError, AllocateStrategy, CheckedStrategy, Member, checked_allocate};
 
 /// Allocates only the queues of brokers named `"{room}@{broker}"` whose room
 /// is in a configured set, split evenly over all consumers (Java
@@ -75,16 +75,17 @@ impl AllocateStrategy for AllocateByMachineRoom {
         "MACHINE_ROOM"
     }
 
-    fn allocate(
-        &self,
-        _group: &str,
-        current_cid: &str,
-        mq_all: &[MessageQueue],
-        cid_all: &[String],
-    ) -> Result<Vec<MessageQueue>, AllocateError> {
-        let Some(index) = check(current_cid, mq_all, cid_all)? else {
-            return Ok(Vec::new());
-        };
+    checked_allocate!();
+}
+
+impl CheckedStrategy for AllocateByMachineRoom {
+    fn allocate_member(&self, member: Member<'_>) -> Result<Vec<MessageQueue>, AllocateError> {
+        let Member {
+            index,
+            mq_all,
+            cid_all,
+            ..
+        } = member;
         let selected: Vec<&MessageQueue> = mq_all
             .iter()
             .filter(|mq| {

@@ -63,7 +63,7 @@ pub use by_config::AllocateByConfig;
 pub use consistent_hash::{AllocateConsistentHash, HashFunction, Md5Hash};
 pub use machine_room::AllocateByMachineRoom;
 pub use nearby::{AllocateMachineRoomNearby, MachineRoomResolver};
-pub(crate) use strategy::check;
 #[cfg(test)]
 pub(crate) use strategy::test_support;
 pub use strategy::{AllocateStrategy, sort_consumer_ids, sort_queues};
+pub(crate) use strategy::{CheckedStrategy, Member, checked_allocate};

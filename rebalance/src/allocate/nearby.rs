@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rmq_protocol::{MessageQueue, java_string_cmp};
 
-use super::{AllocateError, AllocateStrategy, check};
+use super::{AllocateError, AllocateStrategy, CheckedStrategy, Member, checked_allocate};
 
 /// Tells [`AllocateMachineRoomNearby`] which machine room a broker or a
 /// consumer is deployed in (Java `AllocateMachineRoomNearby.MachineRoomResolver`).
@@ -36,6 +36,12 @@ pub trait MachineRoomResolver: Send + Sync + Debug {
 ///    to that room's queues and all consumers.
 ///
 /// Queues and consumers keep their input order inside each room.
+///
+/// [`allocate`](AllocateStrategy::allocate) fails with the common input
+/// errors (see [`AllocateStrategy::allocate`]),
+/// [`AllocateError::UnknownBrokerMachineRoom`] /
+/// [`AllocateError::UnknownConsumerMachineRoom`] when the resolver names no
+/// room, and any error of the inner strategy.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -126,23 +132,18 @@ impl AllocateStrategy for AllocateMachineRoomNearby {
         &self.name
     }
 
-    /// # Errors
-    ///
-    /// The common input errors (see [`AllocateStrategy::allocate`]),
-    /// [`AllocateError::UnknownBrokerMachineRoom`] /
-    /// [`AllocateError::UnknownConsumerMachineRoom`] when the resolver names
-    /// no room, and any error of the inner strategy.
-    fn allocate(
-        &self,
-        group: &str,
-        current_cid: &str,
-        mq_all: &[MessageQueue],
-        cid_all: &[String],
-    ) -> Result<Vec<MessageQueue>, AllocateError> {
-        if check(current_cid, mq_all, cid_all)?.is_none() {
-            return Ok(Vec::new());
-        }
+    checked_allocate!();
+}
 
+impl CheckedStrategy for AllocateMachineRoomNearby {
+    fn allocate_member(&self, member: Member<'_>) -> Result<Vec<MessageQueue>, AllocateError> {
+        let Member {
+            group,
+            cid: current_cid,
+            mq_all,
+            cid_all,
+            ..
+        } = member;
         let mut room_queues: BTreeMap<Room, Vec<MessageQueue>> = BTreeMap::new();
         for mq in mq_all {
             let room = known(self.resolver.broker_deploy_in(mq))

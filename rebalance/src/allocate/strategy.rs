@@ -83,6 +83,71 @@ pub(crate) fn check(
     Ok(cid_all.iter().position(|cid| cid == current_cid))
 }
 
+/// The inputs of [`AllocateStrategy::allocate`] once [`check`] has passed
+/// and found the current consumer in `cid_all`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Member<'a> {
+    /// The consumer group (Java only logs it).
+    pub(crate) group: &'a str,
+    /// The current consumer's id.
+    pub(crate) cid: &'a str,
+    /// The position of the first occurrence of `cid` in `cid_all`.
+    pub(crate) index: usize,
+    /// All queues, not empty.
+    pub(crate) mq_all: &'a [MessageQueue],
+    /// All consumer ids, not empty.
+    pub(crate) cid_all: &'a [String],
+}
+
+/// A strategy that runs [`check`] before allocating, like every Java
+/// strategy derived from `AbstractAllocateMessageQueueStrategy`. Its
+/// [`AllocateStrategy::allocate`] is [`checked_allocate!`], which calls
+/// [`allocate_member`](Self::allocate_member) only for a member of
+/// `cid_all`.
+pub(crate) trait CheckedStrategy {
+    /// The queues that fall to `member`.
+    fn allocate_member(&self, member: Member<'_>) -> Result<Vec<MessageQueue>, AllocateError>;
+}
+
+/// [`AllocateStrategy::allocate`] of a [`CheckedStrategy`]: the errors of
+/// [`check`], an empty list when `current_cid` is not in `cid_all`, else
+/// [`CheckedStrategy::allocate_member`].
+pub(crate) fn allocate_checked<S: CheckedStrategy + ?Sized>(
+    strategy: &S,
+    group: &str,
+    current_cid: &str,
+    mq_all: &[MessageQueue],
+    cid_all: &[String],
+) -> Result<Vec<MessageQueue>, AllocateError> {
+    let Some(index) = check(current_cid, mq_all, cid_all)? else {
+        return Ok(Vec::new());
+    };
+    strategy.allocate_member(Member {
+        group,
+        cid: current_cid,
+        index,
+        mq_all,
+        cid_all,
+    })
+}
+
+/// The `allocate` method of an [`AllocateStrategy`] impl for a
+/// [`CheckedStrategy`]: [`allocate_checked`] on `self`.
+macro_rules! checked_allocate {
+    () => {
+        fn allocate(
+            &self,
+            group: &str,
+            current_cid: &str,
+            mq_all: &[rmq_protocol::MessageQueue],
+            cid_all: &[String],
+        ) -> Result<Vec<rmq_protocol::MessageQueue>, $crate::allocate::AllocateError> {
+            $crate::allocate::strategy::allocate_checked(self, group, current_cid, mq_all, cid_all)
+        }
+    };
+}
+pub(crate) use checked_allocate;
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use rmq_protocol::MessageQueue;
@@ -112,6 +177,8 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::allocate::*;
 
@@ -124,6 +191,58 @@ mod tests {
         assert_eq!(check("x", &mqs, &[]), Err(AllocateError::EmptyConsumerIds));
         assert_eq!(check("x", &mqs, &cids), Ok(None));
         assert_eq!(check(&cids[1], &mqs, &cids), Ok(Some(1)));
+    }
+
+    /// A resolver that puts every broker and consumer in room `r`.
+    #[derive(Debug)]
+    struct OneRoom;
+
+    impl MachineRoomResolver for OneRoom {
+        fn broker_deploy_in(&self, _queue: &MessageQueue) -> Option<String> {
+            Some("r".into())
+        }
+        fn consumer_deploy_in(&self, _client_id: &str) -> Option<String> {
+            Some("r".into())
+        }
+    }
+
+    #[test]
+    fn checked_strategies_fail_first_then_skip_unknown_consumers() {
+        let mqs = test_support::queues(4, 1);
+        let ids = test_support::cids(2);
+        let strategies: Vec<Box<dyn AllocateStrategy>> = vec![
+            Box::new(AllocateAveragely),
+            Box::new(AllocateAveragelyByCircle),
+            Box::new(AllocateConsistentHash::default()),
+            Box::new(AllocateByMachineRoom::default()),
+            Box::new(AllocateMachineRoomNearby::new(
+                Arc::new(AllocateAveragely),
+                Arc::new(OneRoom),
+            )),
+        ];
+        for s in &strategies {
+            let name = s.name();
+            assert_eq!(
+                s.allocate("g", "nobody", &mqs, &ids),
+                Ok(Vec::new()),
+                "{name}"
+            );
+            assert_eq!(
+                s.allocate("g", "", &[], &[]),
+                Err(AllocateError::EmptyCurrentCid),
+                "{name}"
+            );
+            assert_eq!(
+                s.allocate("g", "x", &[], &[]),
+                Err(AllocateError::EmptyQueues),
+                "{name}"
+            );
+            assert_eq!(
+                s.allocate("g", "x", &mqs, &[]),
+                Err(AllocateError::EmptyConsumerIds),
+                "{name}"
+            );
+        }
     }
 
     #[test]
