@@ -7,7 +7,7 @@ use rmq_protocol::{RemotingCommand, RequestCode};
 use serde::Deserialize;
 
 use crate::error::Result;
-use crate::instance::ClientInstance;
+use crate::instance::{ClientInstance, Scope};
 
 /// GET_PRODUCER_CONNECTION_LIST (Java `RequestCode`; not in the protocol
 /// crate's table).
@@ -57,13 +57,7 @@ impl ClientInstance {
     pub async fn create_topic(&self, addr: &str, header: CreateTopicRequestHeader) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
         self.inner
-            .call_ok(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                Some(&header.topic),
-                None,
-            )
+            .call_ok_default(addr, request, Scope::topic(&header.topic))
             .await?;
         Ok(())
     }
@@ -85,13 +79,7 @@ impl ClientInstance {
             .with_ext_field("producerGroup", group);
         let response = self
             .inner
-            .call_ok(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                None,
-                Some(group),
-            )
+            .call_ok_default(addr, request, Scope::group(group))
             .await?;
         Ok(lenient_json::decode(&response.body, "ProducerConnection")?)
     }

@@ -9,7 +9,7 @@ use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
 
 use super::{LOCK_TIMEOUT, SEND_BACK_TIMEOUT};
 use crate::error::{Error, Result};
-use crate::instance::ClientInstance;
+use crate::instance::{ClientInstance, Scope};
 
 impl ClientInstance {
     /// Hands a message that failed to consume back to the broker, which
@@ -26,7 +26,12 @@ impl ClientInstance {
     ) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::CONSUMER_SEND_MSG_BACK, &header);
         self.inner
-            .call_ok(addr, request, SEND_BACK_TIMEOUT, None, Some(&header.group))
+            .call_ok(
+                addr,
+                request,
+                SEND_BACK_TIMEOUT,
+                Scope::group(&header.group),
+            )
             .await?;
         Ok(())
     }
@@ -69,7 +74,7 @@ impl ClientInstance {
             RemotingCommand::request(RequestCode::LOCK_BATCH_MQ, &EmptyHeader).with_body(body);
         let response = self
             .inner
-            .call_ok(addr, request, LOCK_TIMEOUT, None, Some(group))
+            .call_ok(addr, request, LOCK_TIMEOUT, Scope::group(group))
             .await?;
         let locked = LockBatchResponseBody::decode(&response.body)?;
         Ok(locked.lock_ok_mq_set.into_iter().collect())
@@ -98,7 +103,7 @@ impl ClientInstance {
                 .await?;
         } else {
             self.inner
-                .call_ok(addr, request, LOCK_TIMEOUT, None, Some(group))
+                .call_ok(addr, request, LOCK_TIMEOUT, Scope::group(group))
                 .await?;
         }
         Ok(())

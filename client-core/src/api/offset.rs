@@ -9,7 +9,7 @@ use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
 use super::OFFSET_TIMEOUT;
 use crate::error::{Error, Result};
-use crate::instance::ClientInstance;
+use crate::instance::{ClientInstance, Scope};
 
 impl ClientInstance {
     /// The group's stored offset for a queue; `None` when the broker has
@@ -63,8 +63,7 @@ impl ClientInstance {
                 addr,
                 request,
                 OFFSET_TIMEOUT,
-                Some(&header.topic),
-                Some(&header.consumer_group),
+                Scope::of(&header.topic, &header.consumer_group),
             )
             .await?;
         Ok(())
@@ -176,7 +175,7 @@ impl ClientInstance {
         let timeout = self.inner.config.request_timeout();
         let response = self
             .inner
-            .call_ok(addr, request, timeout, Some(topic), None)
+            .call_ok(addr, request, timeout, Scope::topic(topic))
             .await?;
         let h: OffsetResponseHeader = response.decode_header()?;
         Ok(h.offset)

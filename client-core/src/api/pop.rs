@@ -22,7 +22,7 @@ use rmq_protocol::pop::{
 use rmq_protocol::{MessageExt, RemotingCommand, RequestCode, ResponseCode};
 
 use crate::error::{Error, Result};
-use crate::instance::ClientInstance;
+use crate::instance::{ClientInstance, Scope};
 
 /// Timeout of ACK_MESSAGE, BATCH_ACK_MESSAGE and
 /// CHANGE_MESSAGE_INVISIBLETIME (Java: 3 s).
@@ -205,14 +205,9 @@ impl ClientInstance {
     /// the call failed.
     pub async fn ack_message(&self, addr: &str, header: AckMessageRequestHeader) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::ACK_MESSAGE, &header);
+        let scope = Scope::of(&header.topic, &header.consumer_group);
         self.inner
-            .call_ok(
-                addr,
-                request,
-                ACK_TIMEOUT,
-                Some(&header.topic),
-                Some(&header.consumer_group),
-            )
+            .call_ok(addr, request, ACK_TIMEOUT, scope)
             .await?;
         Ok(())
     }
@@ -232,7 +227,7 @@ impl ClientInstance {
             .with_body(body.to_json_bytes()?);
         let group = body.acks.first().map(|a| a.consumer_group.as_str());
         self.inner
-            .call_ok(addr, request, ACK_TIMEOUT, None, group)
+            .call_ok(addr, request, ACK_TIMEOUT, Scope { topic: None, group })
             .await?;
         Ok(())
     }
@@ -252,15 +247,10 @@ impl ClientInstance {
         header: ChangeInvisibleTimeRequestHeader,
     ) -> Result<ChangeInvisibleTimeResponseHeader> {
         let request = RemotingCommand::request(RequestCode::CHANGE_MESSAGE_INVISIBLETIME, &header);
+        let scope = Scope::of(&header.topic, &header.consumer_group);
         let response = self
             .inner
-            .call_ok(
-                addr,
-                request,
-                ACK_TIMEOUT,
-                Some(&header.topic),
-                Some(&header.consumer_group),
-            )
+            .call_ok(addr, request, ACK_TIMEOUT, scope)
             .await?;
         Ok(response.decode_header()?)
     }
@@ -279,17 +269,8 @@ impl ClientInstance {
     ) -> Result<Vec<MessageQueueAssignment>> {
         let request = RemotingCommand::request(RequestCode::QUERY_ASSIGNMENT, &EmptyHeader)
             .with_body(body.to_json_bytes()?);
-        let timeout = self.inner.config.request_timeout();
-        let response = self
-            .inner
-            .call_ok(
-                addr,
-                request,
-                timeout,
-                Some(&body.topic),
-                Some(&body.consumer_group),
-            )
-            .await?;
+        let scope = Scope::of(&body.topic, &body.consumer_group);
+        let response = self.inner.call_ok_default(addr, request, scope).await?;
         Ok(QueryAssignmentResponseBody::decode(&response.body)?.message_queue_assignments)
     }
 
@@ -307,16 +288,8 @@ impl ClientInstance {
     ) -> Result<()> {
         let request = RemotingCommand::request(RequestCode::SET_MESSAGE_REQUEST_MODE, &EmptyHeader)
             .with_body(body.to_json_bytes()?);
-        let timeout = self.inner.config.request_timeout();
-        self.inner
-            .call_ok(
-                addr,
-                request,
-                timeout,
-                Some(&body.topic),
-                Some(&body.consumer_group),
-            )
-            .await?;
+        let scope = Scope::of(&body.topic, &body.consumer_group);
+        self.inner.call_ok_default(addr, request, scope).await?;
         Ok(())
     }
 }

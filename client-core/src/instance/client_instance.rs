@@ -125,14 +125,13 @@ impl Inner {
     }
 
     /// A broker call that must answer SUCCESS; a refusal is named with
-    /// `topic` / `group` ([`refusal`](Self::refusal)).
+    /// the scope's topic and group ([`refusal`](Self::refusal)).
     pub(crate) async fn call_ok(
         &self,
         addr: &str,
         request: rmq_protocol::RemotingCommand,
         timeout: std::time::Duration,
-        topic: Option<&str>,
-        group: Option<&str>,
+        scope: Scope<'_>,
     ) -> Result<rmq_protocol::RemotingCommand, Error> {
         self.remoting
             .invoke_expect(
@@ -142,7 +141,18 @@ impl Inner {
                 &[rmq_protocol::ResponseCode::SUCCESS],
             )
             .await
-            .map_err(|e| self.refusal(e, topic, group))
+            .map_err(|e| self.refusal(e, scope.topic, scope.group))
+    }
+
+    /// [`call_ok`](Self::call_ok) with the config's request timeout.
+    pub(crate) async fn call_ok_default(
+        &self,
+        addr: &str,
+        request: rmq_protocol::RemotingCommand,
+        scope: Scope<'_>,
+    ) -> Result<rmq_protocol::RemotingCommand, Error> {
+        let timeout = self.config.request_timeout();
+        self.call_ok(addr, request, timeout, scope).await
     }
 
     pub(crate) fn members(&self) -> MutexGuard<'_, Members> {
@@ -458,5 +468,41 @@ impl ClientInstance {
         self.inner.remoting.shutdown().await;
         *done = true;
         info!(client_id = %self.inner.client_id, "client instance shut down");
+    }
+}
+
+/// The topic and group a broker call is about: they name a refusal.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    pub(crate) topic: Option<&'a str>,
+    pub(crate) group: Option<&'a str>,
+}
+
+impl<'a> Scope<'a> {
+    /// About no topic and no group (heartbeats, unregistration).
+    pub(crate) const NONE: Scope<'static> = Scope {
+        topic: None,
+        group: None,
+    };
+
+    pub(crate) fn of(topic: &'a str, group: &'a str) -> Self {
+        Scope {
+            topic: Some(topic),
+            group: Some(group),
+        }
+    }
+
+    pub(crate) fn topic(topic: &'a str) -> Self {
+        Scope {
+            topic: Some(topic),
+            group: None,
+        }
+    }
+
+    pub(crate) fn group(group: &'a str) -> Self {
+        Scope {
+            topic: None,
+            group: Some(group),
+        }
     }
 }

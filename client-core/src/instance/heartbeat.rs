@@ -7,7 +7,7 @@ use rmq_protocol::header::{EmptyHeader, UnregisterClientRequestHeader};
 use rmq_protocol::{RemotingCommand, RequestCode};
 use tracing::{debug, warn};
 
-use super::{ClientInstance, Members};
+use super::{ClientInstance, Members, Scope};
 use crate::error::Result;
 
 /// Delay of the first periodic heartbeat (Java: 1 s).
@@ -102,7 +102,7 @@ impl ClientInstance {
             let request =
                 RemotingCommand::request(RequestCode::HEART_BEAT, &EmptyHeader).with_body(body.clone());
             async move {
-                let result = self.inner.call_ok(addr, request, timeout, None, None).await;
+                let result = self.inner.call_ok(addr, request, timeout, Scope::NONE).await;
                 match result {
                     Ok(response) => {
                         self.inner.record_broker_version(addr, response.version);
@@ -150,13 +150,7 @@ impl ClientInstance {
             RemotingCommand::request(RequestCode::HEART_BEAT, &EmptyHeader).with_body(body);
         let response = self
             .inner
-            .call_ok(
-                addr,
-                request,
-                self.inner.config.request_timeout(),
-                None,
-                None,
-            )
+            .call_ok_default(addr, request, Scope::NONE)
             .await?;
         self.inner.record_broker_version(addr, response.version);
         Ok(crate::BrokerVersion(response.version))
@@ -182,7 +176,10 @@ impl ClientInstance {
         let sends = targets.iter().map(|addr| {
             let request = RemotingCommand::request(RequestCode::UNREGISTER_CLIENT, &header);
             async move {
-                let result = self.inner.call_ok(addr, request, timeout, None, None).await;
+                let result = self
+                    .inner
+                    .call_ok(addr, request, timeout, Scope::NONE)
+                    .await;
                 if let Err(e) = result {
                     warn!(client_id = %self.inner.client_id, addr, ?producer_group, ?consumer_group,
                         error = %rmq_protocol::ErrorChain(&e), "unregister failed");

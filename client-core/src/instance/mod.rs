@@ -10,5 +10,5 @@ mod registry;
 mod routes;
 
 pub use client_instance::ClientInstance;
-pub(crate) use client_instance::{Inner, Members};
+pub(crate) use client_instance::{Inner, Members, Scope};
 pub use links::BrokerLink;

@@ -1,0 +1,49 @@
+//! Protobuf `Duration` / `Timestamp` conversions and the host name.
+
+use std::time::Duration;
+
+/// A protobuf `Duration`.
+pub fn duration(d: Duration) -> prost_types::Duration {
+    prost_types::Duration {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+    }
+}
+
+/// A protobuf `Timestamp` from milliseconds since the epoch.
+pub fn timestamp_ms(ms: i64) -> prost_types::Timestamp {
+    let nanos = i32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0);
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos,
+    }
+}
+
+/// Milliseconds since the epoch of a protobuf `Timestamp`.
+pub fn timestamp_to_ms(t: &prost_types::Timestamp) -> i64 {
+    t.seconds
+        .saturating_mul(1000)
+        .saturating_add(i64::from(t.nanos / 1_000_000))
+}
+
+pub(super) fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_round_trip() {
+        for ms in [0, 1, 999, 1_700_000_000_123, -1] {
+            assert_eq!(timestamp_to_ms(&timestamp_ms(ms)), ms, "{ms}");
+        }
+        assert_eq!(duration(Duration::from_millis(1500)).nanos, 500_000_000);
+    }
+}

@@ -1,0 +1,169 @@
+//! The batch sends of [`Producer`]: `send_batch` and the auto-batching path
+//! (adding to a pending batch, flushing it).
+
+use std::sync::Arc;
+
+use rmq_client_core::SendResult;
+use rmq_protocol::Message;
+use tracing::Instrument;
+
+use super::{Backend, Producer, hand_back};
+use crate::batching::{Accumulator, Added, Entry};
+use crate::error::{Error, Result, Unsent};
+use crate::prepare::{prepare_batch, prepare_message, stamp};
+use crate::send::Outcome;
+
+impl Producer {
+    /// Adds `msg` to its topic's pending batch and waits for that batch's
+    /// answer (see [`crate::Batching`]).
+    pub(super) async fn send_batched(
+        &self,
+        mut msg: Message,
+        acc: &Arc<Accumulator>,
+    ) -> Result<SendResult> {
+        if let Err(e) = crate::validate::check_message(&msg, self.config().max_message_size) {
+            return hand_back(Outcome::failed(e.into()), Unsent::Message(Box::new(msg)));
+        }
+        stamp(&mut msg);
+        let Some(permit) = acc.room(msg.body.len()).await else {
+            return hand_back(
+                Outcome::failed(Error::Shutdown),
+                Unsent::Message(Box::new(msg)),
+            );
+        };
+        let topic = msg.topic.clone();
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let (added, earlier) = acc.add(Entry {
+            msg,
+            reply,
+            _permit: permit,
+        });
+        if let Some(batch) = earlier {
+            self.spawn_flush(batch);
+        }
+        match added {
+            Added::Flush(batch) => self.spawn_flush(batch),
+            Added::StartTimer(key, generation) => {
+                let producer = self.clone();
+                let acc = acc.clone();
+                self.inner.tasks.spawn(async move {
+                    tokio::time::sleep(acc.config.linger).await;
+                    let batch = acc.take(&key, generation);
+                    producer.flush(batch).await;
+                });
+            }
+            Added::Queued => {}
+        }
+        match answer.await {
+            Ok((result, attempts, msg)) => {
+                hand_back(Outcome { attempts, result }, Unsent::Message(Box::new(msg)))
+            }
+            // The flush task ended without answering (the runtime shut down).
+            Err(_) => Err(Error::Send {
+                topic,
+                attempts: 0,
+                source: Box::new(Error::Shutdown),
+                unsent: Unsent::Batch(Vec::new()),
+            }),
+        }
+    }
+
+    pub(super) fn spawn_flush(&self, batch: Vec<Entry>) {
+        let producer = self.clone();
+        self.inner
+            .tasks
+            .spawn(async move { producer.flush(batch).await });
+    }
+
+    /// Sends one pending batch (a lone message as a plain send) and answers
+    /// each of its callers.
+    async fn flush(&self, batch: Vec<Entry>) {
+        let Backend::Remoting(sender) = &self.inner.backend else {
+            return;
+        };
+        let retries = self.config().retry_times_when_send_failed;
+        let (mut msgs, replies): (Vec<Message>, Vec<_>) = batch
+            .into_iter()
+            .map(|e| (e.msg, (e.reply, e._permit)))
+            .unzip();
+        let outcome = if let [only] = msgs.as_mut_slice() {
+            match prepare_message(only, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+            }
+        } else if msgs.is_empty() {
+            return;
+        } else {
+            match prepare_batch(&mut msgs, self.config()) {
+                Err(e) => Outcome::failed(e),
+                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+            }
+        };
+        let attempts = outcome.attempts;
+        let n = msgs.len();
+        match outcome.result {
+            Ok(sent) if n == 1 => {
+                for ((reply, _permit), msg) in replies.into_iter().zip(msgs) {
+                    let _ = reply.send((Ok(sent.clone()), attempts, msg));
+                }
+            }
+            Ok(sent) => {
+                let ids: Vec<String> = msgs
+                    .iter()
+                    .map(|m| m.unique_key().unwrap_or_default().to_owned())
+                    .collect();
+                let results = crate::batching::split_result(&sent, &ids);
+                for (((reply, _permit), msg), r) in replies.into_iter().zip(msgs).zip(results) {
+                    let _ = reply.send((Ok(r), attempts, msg));
+                }
+            }
+            Err(e) => {
+                let cause = Arc::new(e);
+                for ((reply, _permit), msg) in replies.into_iter().zip(msgs) {
+                    let e = Error::BatchFailed {
+                        messages: n,
+                        source: cause.clone(),
+                    };
+                    let _ = reply.send((Err(e), attempts, msg));
+                }
+            }
+        }
+    }
+
+    /// Sends messages of one topic in one request (Java `send(Collection)`,
+    /// SEND_BATCH_MESSAGE): stored contiguously in one queue. Retried like
+    /// [`send`](Producer::send).
+    ///
+    /// Rules: at least one message, one topic (not a retry topic), no delay
+    /// level, one `WAIT` value, every message valid, at most
+    /// `max_message_size` bytes encoded. Bodies are not compressed. Each
+    /// message gets its own `UNIQ_KEY`; [`SendResult::msg_id`] lists them in
+    /// order, joined with `,`, and `queue_offset` is the first message's.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Send`] handing the batch back.
+    pub async fn send_batch(&self, mut msgs: Vec<Message>) -> Result<SendResult> {
+        let retries = self.config().retry_times_when_send_failed;
+        let obs = self
+            .inner
+            .telemetry
+            .start(msgs.first().map_or("", |m| m.topic.as_str()), msgs.len());
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                (Ok(()), Backend::Grpc(g)) => g.send(&mut msgs).await,
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_batch(&mut msgs, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+                    }
+                }
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
+        hand_back(outcome, Unsent::Batch(msgs))
+    }
+}

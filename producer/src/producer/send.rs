@@ -1,0 +1,238 @@
+//! The single-message sends of [`Producer`]: `send`, `send_oneway`,
+//! `send_to_queue`, `send_with_selector`, `send_with_callback`.
+
+use rmq_client_core::SendResult;
+use rmq_protocol::{Message, MessageQueue};
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::{Backend, Producer, hand_back};
+use crate::error::{Error, InvalidMessage, Result, Unsent};
+use crate::prepare::prepare_message;
+use crate::send::Outcome;
+
+impl Producer {
+    /// Sends one message and waits for the broker to store it (Java
+    /// `send(msg)`): up to 1 + `retry_times_when_send_failed` attempts
+    /// within the send timeout, on other brokers where possible.
+    ///
+    /// The message gets a `UNIQ_KEY` (its [`SendResult::msg_id`]) unless it
+    /// has one, and `WAIT=true` unless `WAIT` is set. Bodies of at least
+    /// `compress_over` bytes are compressed.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Send`] handing the message back: invalid message, no
+    /// route, the last attempt's error, or [`Error::Timeout`].
+    pub async fn send(&self, msg: Message) -> Result<SendResult> {
+        let retries = self.config().retry_times_when_send_failed;
+        self.send_retrying(msg, retries).await
+    }
+
+    async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
+        if let (Some(acc), Backend::Remoting(_)) = (&self.inner.batcher, &self.inner.backend) {
+            if acc.accepts(&msg, self.config()) && self.check_running().is_ok() {
+                return self.send_batched(msg, acc).await;
+            }
+        }
+        let trace_started = crate::trace::started(&self.inner.backend);
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+                    }
+                }
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends one message without waiting for the broker's answer (Java
+    /// `sendOneway`): resolves once the request is written. One attempt, no
+    /// retry; the outcome is unknown.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::Send`] handing the message back when it could not be
+    /// written.
+    pub async fn send_oneway(&self, mut msg: Message) -> Result<()> {
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                // The proxy has no oneway send: the answer is awaited and dropped.
+                (Ok(()), Backend::Grpc(g)) => {
+                    let sent = g.send(std::slice::from_mut(&mut msg)).await;
+                    Outcome {
+                        attempts: sent.attempts,
+                        result: sent.result.map(|_| ()),
+                    }
+                }
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => sender.send_oneway(&prepared).await,
+                    }
+                }
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends one message to `queue` (Java `send(msg, mq)`): one attempt, no
+    /// retry. `queue.topic` must be the message's topic.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Producer::send), and [`InvalidMessage::QueueTopic`];
+    /// [`Error::Unsupported`] for a producer of a proxy (it picks queues).
+    pub async fn send_to_queue(
+        &self,
+        mut msg: Message,
+        queue: &MessageQueue,
+    ) -> Result<SendResult> {
+        let trace_started = crate::trace::started(&self.inner.backend);
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match self.check_running() {
+                Err(e) => Outcome::failed(e),
+                Ok(()) if queue.topic != msg.topic => Outcome::failed(
+                    InvalidMessage::QueueTopic {
+                        message_topic: msg.topic.clone(),
+                        queue_topic: queue.topic.clone(),
+                    }
+                    .into(),
+                ),
+                Ok(()) => match &self.inner.backend {
+                    Backend::Grpc(_) => Outcome::failed(unaimed()),
+                    Backend::Remoting(sender) => match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => {
+                            let deadline = Instant::now() + self.config().send_timeout;
+                            Outcome::once(sender.send_once(&prepared, queue, deadline).await)
+                        }
+                    },
+                },
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends one message to the queue `select` picks from the topic's
+    /// publish queues (Java `send(msg, selector, arg)`): one attempt, no
+    /// retry, so that a key's messages never move to another queue.
+    ///
+    /// `select` returns an index into the queue list. For ordered sends use
+    /// [`select_by_hash`](crate::select_by_hash) (Java
+    /// `SelectMessageQueueByHash`):
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: rmq_producer::Producer) -> Result<(), rmq_producer::Error> {
+    /// use rmq_producer::{Message, select_by_hash};
+    ///
+    /// let order_id = "order-42";
+    /// producer.send_with_selector(Message::new("orders", "paid"), select_by_hash(order_id)).await?;
+    /// producer.send_with_selector(Message::new("orders", "x"), |queues, _msg| queues.len() - 1).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Producer::send), and [`Error::BadQueueIndex`] for an index
+    /// outside the list; [`Error::Unsupported`] for a producer of a proxy
+    /// (it picks queues: use a message group for ordering).
+    pub async fn send_with_selector<F>(&self, mut msg: Message, select: F) -> Result<SendResult>
+    where
+        F: FnOnce(&[MessageQueue], &Message) -> usize,
+    {
+        let trace_started = crate::trace::started(&self.inner.backend);
+        let obs = self.inner.telemetry.start(&msg.topic, 1);
+        let outcome = async {
+            match (self.check_running(), &self.inner.backend) {
+                (Err(e), _) => Outcome::failed(e),
+                (Ok(()), Backend::Grpc(_)) => Outcome::failed(unaimed()),
+                (Ok(()), Backend::Remoting(sender)) => {
+                    match prepare_message(&mut msg, self.config()) {
+                        Err(e) => Outcome::failed(e),
+                        Ok(prepared) => {
+                            let deadline = Instant::now() + self.config().send_timeout;
+                            match sender.publish_queues(&msg.topic, deadline).await {
+                                Err(e) => Outcome::failed(e),
+                                Ok(publish) => {
+                                    let queues = publish.queues();
+                                    let index = select(queues, &msg);
+                                    match queues.get(index) {
+                                        None => Outcome::failed(Error::BadQueueIndex {
+                                            index,
+                                            len: queues.len(),
+                                        }),
+                                        Some(queue) => Outcome::once(
+                                            sender.send_once(&prepared, queue, deadline).await,
+                                        ),
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
+        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
+        hand_back(outcome, Unsent::Message(Box::new(msg)))
+    }
+
+    /// Sends in the background and calls `callback` with the result (Java
+    /// `send(msg, SendCallback)`), retrying up to
+    /// `retry_times_when_send_async_failed` times. Returns at once.
+    /// [`shutdown`](Producer::shutdown) waits for these sends to finish.
+    ///
+    /// Must be called within a Tokio runtime. After shutdown the callback
+    /// is called at once with [`Error::Shutdown`] (inside an
+    /// [`Error::Send`]).
+    pub fn send_with_callback<F>(&self, msg: Message, callback: F)
+    where
+        F: FnOnce(Result<SendResult>) + Send + 'static,
+    {
+        if self.is_shutdown() {
+            callback(hand_back(
+                Outcome::failed(Error::Shutdown),
+                Unsent::Message(Box::new(msg)),
+            ));
+            return;
+        }
+        let producer = self.clone();
+        let retries = self.config().retry_times_when_send_async_failed;
+        self.inner.tasks.spawn(async move {
+            let result = producer.send_retrying(msg, retries).await;
+            callback(result);
+        });
+    }
+}
+
+/// A send aimed at a queue, through the proxy (which picks queues itself).
+fn unaimed() -> Error {
+    Error::TransportUnsupported(
+        "the RocketMQ proxy picks the queue itself: a send through an endpoint cannot be aimed at a \
+         queue; for ordering give the messages a message group (the __SHARDINGKEY property)"
+            .into(),
+    )
+}
