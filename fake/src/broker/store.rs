@@ -16,9 +16,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::BoundaryType;
 use rmq_protocol::message::{
     MessageVersion, StoredRecord, body_crc, encode_properties, encode_stored_record, offset_msg_id,
+    property,
 };
 
 use super::filter::MessageFilter;
@@ -31,6 +33,15 @@ const MAX_TRANSFER_BYTES: usize = 256 * 1024;
 /// Consume-queue entries a pull examines at most when the filter skips
 /// messages (Java `maxFilterMessageSize` 16000 bytes / 20-byte units).
 const MAX_FILTER_SCAN: i64 = 800;
+
+/// The consume-queue tags code of a message: the Java hash code of its
+/// TAGS property, 0 without tags.
+pub(crate) fn tags_code(properties: &HashMap<String, String>) -> i64 {
+    properties
+        .get(property::TAGS)
+        .filter(|t| !t.is_empty())
+        .map_or(0, |t| i64::from(java_string_hash(t)))
+}
 
 /// One stored message: its fields as stored, and its encoded record.
 #[derive(Debug, Clone)]

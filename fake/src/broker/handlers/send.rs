@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::{
     SendMessageRequestHeader, SendMessageRequestHeaderV2, SendMessageResponseHeader,
 };
@@ -28,7 +27,7 @@ use rmq_protocol::message::{
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
 use super::header;
-use crate::broker::store::{NewMessage, PutError, StoredMsg, encode};
+use crate::broker::store::{NewMessage, PutError, StoredMsg, encode, tags_code};
 use crate::broker::topics::{
     AUTO_CREATE_TOPIC, RETRY_PREFIX, TopicConfig, dlq_topic, is_not_allowed_send_topic,
     validate_topic,
@@ -195,13 +194,6 @@ fn illegal(e: &PutError, max: usize) -> RemotingCommand {
         PutError::Illegal(why) => format!("the message is illegal: {why}"),
     };
     response(ResponseCode::MESSAGE_ILLEGAL, remark)
-}
-
-fn tags_code(properties: &HashMap<String, String>) -> i64 {
-    properties
-        .get(property::TAGS)
-        .filter(|t| !t.is_empty())
-        .map_or(0, |t| i64::from(java_string_hash(t)))
 }
 
 fn send_one(

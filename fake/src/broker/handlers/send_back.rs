@@ -11,14 +11,13 @@
 
 use std::sync::Arc;
 
-use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::message::property;
 use rmq_protocol::{RemotingCommand, ResponseCode};
 
 use super::{header, ok};
 use crate::broker::BrokerShared;
-use crate::broker::store::NewMessage;
+use crate::broker::store::{NewMessage, tags_code};
 use crate::broker::topics::{dlq_topic, retry_topic};
 use crate::namesrv::FAQ;
 use crate::net::{Incoming, response};
@@ -93,9 +92,7 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
             failed.offset_msg_id(),
         );
     }
-    let tags_code = properties
-        .get(property::TAGS)
-        .map_or(0, |t| i64::from(java_string_hash(t)));
+    let tags_code = tags_code(&properties);
     let msg = NewMessage {
         topic,
         queue_id,
