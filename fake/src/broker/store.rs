@@ -98,6 +98,34 @@ pub(crate) struct NewMessage {
     pub(crate) properties_text: Option<String>,
 }
 
+impl NewMessage {
+    /// `stored` to be stored again in `topic` / `queue_id` with
+    /// `properties` (and the tags code they give): a delayed message
+    /// delivered, a message sent back for retry.
+    pub(crate) fn again(
+        stored: &StoredMsg,
+        topic: String,
+        queue_id: i32,
+        properties: HashMap<String, String>,
+    ) -> NewMessage {
+        NewMessage {
+            topic,
+            queue_id,
+            sys_flag: stored.sys_flag,
+            flag: stored.flag,
+            born_timestamp: stored.born_timestamp,
+            born_host: stored.born_host,
+            store_host: stored.store_host,
+            reconsume_times: stored.reconsume_times,
+            prepared_transaction_offset: stored.prepared_transaction_offset,
+            body: stored.body.clone(),
+            tags_code: tags_code(&properties),
+            properties,
+            properties_text: None,
+        }
+    }
+}
+
 /// Why a message was not stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum PutError {

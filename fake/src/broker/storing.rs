@@ -8,7 +8,7 @@ use rmq_protocol::message::{property, sys_flag};
 use tracing::warn;
 
 use super::state::{BrokerShared, BrokerState};
-use super::store::{NewMessage, PutError, StoredMsg, tags_code};
+use super::store::{NewMessage, PutError, StoredMsg};
 use super::topics::SCHEDULE_TOPIC;
 use crate::config::FlushPolicy;
 
@@ -112,22 +112,7 @@ impl BrokerShared {
                 .get(property::REAL_QID)
                 .and_then(|q| q.parse().ok())
                 .unwrap_or(0);
-            let tags_code = tags_code(&properties);
-            let msg = NewMessage {
-                topic,
-                queue_id,
-                sys_flag: parked.sys_flag,
-                flag: parked.flag,
-                born_timestamp: parked.born_timestamp,
-                born_host: parked.born_host,
-                store_host: parked.store_host,
-                reconsume_times: parked.reconsume_times,
-                prepared_transaction_offset: parked.prepared_transaction_offset,
-                body: parked.body.clone(),
-                properties,
-                tags_code,
-                properties_text: None,
-            };
+            let msg = NewMessage::again(&parked, topic, queue_id, properties);
             if let Err(e) = self.store_message(&mut st, msg, false) {
                 warn!(broker = %self.name, error = ?e, "fake: a delayed message could not be delivered");
             }

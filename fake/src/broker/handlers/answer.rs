@@ -4,6 +4,7 @@
 use rmq_protocol::header::CommandHeader;
 use rmq_protocol::{RemotingCommand, ResponseCode};
 
+use crate::config::BrokerFlavor;
 use crate::net::response;
 
 /// Decodes the request header, or the SYSTEM_ERROR answer the Java broker
@@ -23,4 +24,13 @@ pub(super) fn header<H: CommandHeader>(cmd: &RemotingCommand) -> Result<H, Remot
 /// A SUCCESS answer without header or body.
 pub(super) fn ok() -> RemotingCommand {
     response(ResponseCode::SUCCESS, None)
+}
+
+/// The code answering a queue id the topic does not have: INVALID_PARAMETER
+/// on 5.x, SYSTEM_ERROR on 4.9.x.
+pub(super) fn illegal_queue_code(flavor: BrokerFlavor) -> ResponseCode {
+    match flavor {
+        BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
+        BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
+    }
 }

@@ -45,5 +45,5 @@ mod send_back;
 mod unregister;
 mod view_message;
 
-use answer::{header, ok};
+use answer::{header, illegal_queue_code, ok};
 pub(super) use dispatch::dispatch;

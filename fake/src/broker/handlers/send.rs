@@ -26,7 +26,7 @@ use rmq_protocol::message::{
 };
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
-use super::header;
+use super::{header, illegal_queue_code};
 use crate::broker::store::{NewMessage, PutError, StoredMsg, encode, tags_code};
 use crate::broker::topics::{
     AUTO_CREATE_TOPIC, RETRY_PREFIX, TopicConfig, dlq_topic, is_not_allowed_send_topic,
@@ -88,10 +88,7 @@ fn check(
     incoming: &Incoming,
 ) -> Result<TopicConfig, RemotingCommand> {
     if let Err(remark) = validate_topic(&h.topic) {
-        let code = match b.cfg.flavor {
-            BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
-            BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
-        };
+        let code = illegal_queue_code(b.cfg.flavor);
         return Err(response(code, remark));
     }
     if is_not_allowed_send_topic(&h.topic) {
@@ -130,10 +127,7 @@ fn check(
     };
     let valid = config.write_queue_nums.max(config.read_queue_nums);
     if h.queue_id >= valid {
-        let code = match b.cfg.flavor {
-            BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
-            BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
-        };
+        let code = illegal_queue_code(b.cfg.flavor);
         return Err(response(
             code,
             format!(

@@ -17,7 +17,7 @@ use rmq_protocol::{RemotingCommand, ResponseCode};
 
 use super::{header, ok};
 use crate::broker::BrokerShared;
-use crate::broker::store::{NewMessage, tags_code};
+use crate::broker::store::NewMessage;
 use crate::broker::topics::{dlq_topic, retry_topic};
 use crate::namesrv::FAQ;
 use crate::net::{Incoming, response};
@@ -92,22 +92,9 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
             failed.offset_msg_id(),
         );
     }
-    let tags_code = tags_code(&properties);
-    let msg = NewMessage {
-        topic,
-        queue_id,
-        sys_flag: failed.sys_flag,
-        flag: failed.flag,
-        born_timestamp: failed.born_timestamp,
-        born_host: failed.born_host,
-        store_host: b.addr(),
-        reconsume_times: failed.reconsume_times.saturating_add(1),
-        prepared_transaction_offset: failed.prepared_transaction_offset,
-        body: failed.body.clone(),
-        properties,
-        tags_code,
-        properties_text: None,
-    };
+    let mut msg = NewMessage::again(&failed, topic, queue_id, properties);
+    msg.store_host = b.addr();
+    msg.reconsume_times = failed.reconsume_times.saturating_add(1);
     match b.put_message(&mut st, msg) {
         Ok(_) => ok(),
         Err(e) => response(ResponseCode::SYSTEM_ERROR, format!("{e:?}")),
