@@ -265,21 +265,8 @@ fn send_one(
         queue_id = 0;
         sys_flag = sys_flag::reset_transaction_type(sys_flag, sys_flag::TRANSACTION_NOT_TYPE);
     }
-    let msg = NewMessage {
-        topic,
-        queue_id,
-        sys_flag,
-        flag: h.flag,
-        born_timestamp: h.born_timestamp,
-        born_host: incoming.conn.peer,
-        store_host: b.addr(),
-        reconsume_times: h.reconsume_times.unwrap_or(0),
-        prepared_transaction_offset: 0,
-        tags_code: tags_code(&properties),
-        body: incoming.cmd.body.clone(),
-        properties,
-        properties_text: None,
-    };
+    let mut msg = sent_message(b, h, incoming, topic, queue_id, properties);
+    msg.sys_flag = sys_flag;
     match b.put_message(st, msg) {
         Ok(stored) => answer(b, &[stored], queue_id, uniq),
         Err(e) => illegal(&e, b.cfg.max_message_size),
@@ -348,21 +335,10 @@ fn send_batch(
             properties_text = Some(text);
         }
         properties.remove(property::DELAY);
-        let msg = NewMessage {
-            topic: h.topic.clone(),
-            queue_id,
-            sys_flag: h.sys_flag,
-            flag: m.flag,
-            born_timestamp: h.born_timestamp,
-            born_host: incoming.conn.peer,
-            store_host: b.addr(),
-            reconsume_times: h.reconsume_times.unwrap_or(0),
-            prepared_transaction_offset: 0,
-            tags_code: tags_code(&properties),
-            body: m.body,
-            properties,
-            properties_text,
-        };
+        let mut msg = sent_message(b, h, incoming, h.topic.clone(), queue_id, properties);
+        msg.flag = m.flag;
+        msg.body = m.body;
+        msg.properties_text = properties_text;
         match b.put_message(st, msg) {
             Ok(s) => stored.push(s),
             Err(e) => return illegal(&e, b.cfg.max_message_size),
@@ -370,6 +346,34 @@ fn send_batch(
     }
     let uniq = batch_props.get(property::UNIQ_KEY).cloned();
     answer(b, &stored, queue_id, uniq)
+}
+
+/// A message as the send request `h` carries it, to store in `topic` /
+/// `queue_id` with `properties`: the header's flags, times and reconsume
+/// count, the request's body, the sender's and this broker's addresses.
+fn sent_message(
+    b: &BrokerShared,
+    h: &SendMessageRequestHeader,
+    incoming: &Incoming,
+    topic: String,
+    queue_id: i32,
+    properties: HashMap<String, String>,
+) -> NewMessage {
+    NewMessage {
+        topic,
+        queue_id,
+        sys_flag: h.sys_flag,
+        flag: h.flag,
+        born_timestamp: h.born_timestamp,
+        born_host: incoming.conn.peer,
+        store_host: b.addr(),
+        reconsume_times: h.reconsume_times.unwrap_or(0),
+        prepared_transaction_offset: 0,
+        tags_code: tags_code(&properties),
+        body: incoming.cmd.body.clone(),
+        properties,
+        properties_text: None,
+    }
 }
 
 fn answer(
