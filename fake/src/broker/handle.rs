@@ -9,7 +9,7 @@ use rmq_protocol::message::decode_message;
 use rmq_protocol::{MessageExt, MessageQueue};
 
 use super::state::BrokerShared;
-use super::store::{NewMessage, StoredMsg, tags_code};
+use super::store::{MessageMeta, NewMessage, StoredMsg, tags_code};
 use super::topics::{self, TopicConfig};
 use crate::error::{FakeError, Result};
 
@@ -225,13 +225,15 @@ impl FakeBroker {
         let msg = NewMessage {
             topic: topic.to_owned(),
             queue_id,
-            sys_flag: 0,
-            flag: 0,
-            born_timestamp: self.inner.now_ms(),
-            born_host: addr,
-            store_host: addr,
-            reconsume_times: 0,
-            prepared_transaction_offset: 0,
+            meta: MessageMeta {
+                sys_flag: 0,
+                flag: 0,
+                born_timestamp: self.inner.now_ms(),
+                born_host: addr,
+                store_host: addr,
+                reconsume_times: 0,
+                prepared_transaction_offset: 0,
+            },
             body: body.into(),
             properties,
             tags_code,

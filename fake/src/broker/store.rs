@@ -43,6 +43,20 @@ pub(crate) fn tags_code(properties: &HashMap<String, String>) -> i64 {
         .map_or(0, |t| i64::from(java_string_hash(t)))
 }
 
+/// What a message carries besides its topic, queue, body and properties
+/// (the commit log's per-record fields that are not offsets or the store
+/// time).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MessageMeta {
+    pub(crate) sys_flag: i32,
+    pub(crate) flag: i32,
+    pub(crate) born_timestamp: i64,
+    pub(crate) born_host: SocketAddr,
+    pub(crate) store_host: SocketAddr,
+    pub(crate) reconsume_times: i32,
+    pub(crate) prepared_transaction_offset: i64,
+}
+
 /// One stored message: its fields as stored, and its encoded record.
 #[derive(Debug, Clone)]
 pub(crate) struct StoredMsg {
@@ -50,14 +64,8 @@ pub(crate) struct StoredMsg {
     pub(crate) queue_id: i32,
     pub(crate) queue_offset: i64,
     pub(crate) commit_log_offset: i64,
-    pub(crate) sys_flag: i32,
-    pub(crate) flag: i32,
-    pub(crate) born_timestamp: i64,
-    pub(crate) born_host: SocketAddr,
+    pub(crate) meta: MessageMeta,
     pub(crate) store_timestamp: i64,
-    pub(crate) store_host: SocketAddr,
-    pub(crate) reconsume_times: i32,
-    pub(crate) prepared_transaction_offset: i64,
     /// The body as stored (compressed when the sysFlag says so).
     pub(crate) body: Bytes,
     pub(crate) properties: HashMap<String, String>,
@@ -70,7 +78,7 @@ pub(crate) struct StoredMsg {
 
 impl StoredMsg {
     pub(crate) fn offset_msg_id(&self) -> String {
-        offset_msg_id(self.store_host, self.commit_log_offset)
+        offset_msg_id(self.meta.store_host, self.commit_log_offset)
     }
 
     pub(crate) fn store_size(&self) -> usize {
@@ -83,13 +91,7 @@ impl StoredMsg {
 pub(crate) struct NewMessage {
     pub(crate) topic: String,
     pub(crate) queue_id: i32,
-    pub(crate) sys_flag: i32,
-    pub(crate) flag: i32,
-    pub(crate) born_timestamp: i64,
-    pub(crate) born_host: SocketAddr,
-    pub(crate) store_host: SocketAddr,
-    pub(crate) reconsume_times: i32,
-    pub(crate) prepared_transaction_offset: i64,
+    pub(crate) meta: MessageMeta,
     pub(crate) body: Bytes,
     pub(crate) properties: HashMap<String, String>,
     pub(crate) tags_code: i64,
@@ -111,13 +113,7 @@ impl NewMessage {
         NewMessage {
             topic,
             queue_id,
-            sys_flag: stored.sys_flag,
-            flag: stored.flag,
-            born_timestamp: stored.born_timestamp,
-            born_host: stored.born_host,
-            store_host: stored.store_host,
-            reconsume_times: stored.reconsume_times,
-            prepared_transaction_offset: stored.prepared_transaction_offset,
+            meta: stored.meta,
             body: stored.body.clone(),
             tags_code: tags_code(&properties),
             properties,
@@ -199,16 +195,16 @@ impl Store {
             version,
             topic: &m.topic,
             queue_id: m.queue_id,
-            flag: m.flag,
+            flag: m.meta.flag,
             queue_offset,
             commit_log_offset: self.commit_end,
-            sys_flag: m.sys_flag,
-            born_timestamp: m.born_timestamp,
-            born_host: m.born_host,
+            sys_flag: m.meta.sys_flag,
+            born_timestamp: m.meta.born_timestamp,
+            born_host: m.meta.born_host,
             store_timestamp,
-            store_host: m.store_host,
-            reconsume_times: m.reconsume_times,
-            prepared_transaction_offset: m.prepared_transaction_offset,
+            store_host: m.meta.store_host,
+            reconsume_times: m.meta.reconsume_times,
+            prepared_transaction_offset: m.meta.prepared_transaction_offset,
             body_crc: body_crc(&m.body),
             body: &m.body,
             properties: &properties,
@@ -224,14 +220,8 @@ impl Store {
             queue_id: m.queue_id,
             queue_offset,
             commit_log_offset: self.commit_end,
-            sys_flag: m.sys_flag,
-            flag: m.flag,
-            born_timestamp: m.born_timestamp,
-            born_host: m.born_host,
+            meta: m.meta,
             store_timestamp,
-            store_host: m.store_host,
-            reconsume_times: m.reconsume_times,
-            prepared_transaction_offset: m.prepared_transaction_offset,
             body: m.body,
             properties: m.properties,
             tags_code: m.tags_code,
@@ -492,13 +482,15 @@ mod tests {
         NewMessage {
             topic: topic.to_owned(),
             queue_id: 0,
-            sys_flag: 0,
-            flag: 0,
-            born_timestamp: 1,
-            born_host: host(1000),
-            store_host: host(10911),
-            reconsume_times: 0,
-            prepared_transaction_offset: 0,
+            meta: MessageMeta {
+                sys_flag: 0,
+                flag: 0,
+                born_timestamp: 1,
+                born_host: host(1000),
+                store_host: host(10911),
+                reconsume_times: 0,
+                prepared_transaction_offset: 0,
+            },
             body: Bytes::from_static(b"body"),
             properties: HashMap::new(),
             tags_code,

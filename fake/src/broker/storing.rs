@@ -33,7 +33,7 @@ impl BrokerShared {
     ) -> std::result::Result<Arc<StoredMsg>, PutError> {
         let now = self.now_ms();
         let mut due = None;
-        let tx = sys_flag::transaction_type(m.sys_flag);
+        let tx = sys_flag::transaction_type(m.meta.sys_flag);
         if schedule
             && (tx == sys_flag::TRANSACTION_NOT_TYPE || tx == sys_flag::TRANSACTION_COMMIT_TYPE)
         {

@@ -27,7 +27,7 @@ use rmq_protocol::message::{
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
 use super::{header, illegal_queue_code};
-use crate::broker::store::{NewMessage, PutError, StoredMsg, encode, tags_code};
+use crate::broker::store::{MessageMeta, NewMessage, PutError, StoredMsg, encode, tags_code};
 use crate::broker::topics::{
     AUTO_CREATE_TOPIC, RETRY_PREFIX, TopicConfig, dlq_topic, is_not_allowed_send_topic,
     validate_topic,
@@ -266,7 +266,7 @@ fn send_one(
         sys_flag = sys_flag::reset_transaction_type(sys_flag, sys_flag::TRANSACTION_NOT_TYPE);
     }
     let mut msg = sent_message(b, h, incoming, topic, queue_id, properties);
-    msg.sys_flag = sys_flag;
+    msg.meta.sys_flag = sys_flag;
     match b.put_message(st, msg) {
         Ok(stored) => answer(b, &[stored], queue_id, uniq),
         Err(e) => illegal(&e, b.cfg.max_message_size),
@@ -336,7 +336,7 @@ fn send_batch(
         }
         properties.remove(property::DELAY);
         let mut msg = sent_message(b, h, incoming, h.topic.clone(), queue_id, properties);
-        msg.flag = m.flag;
+        msg.meta.flag = m.flag;
         msg.body = m.body;
         msg.properties_text = properties_text;
         match b.put_message(st, msg) {
@@ -362,13 +362,15 @@ fn sent_message(
     NewMessage {
         topic,
         queue_id,
-        sys_flag: h.sys_flag,
-        flag: h.flag,
-        born_timestamp: h.born_timestamp,
-        born_host: incoming.conn.peer,
-        store_host: b.addr(),
-        reconsume_times: h.reconsume_times.unwrap_or(0),
-        prepared_transaction_offset: 0,
+        meta: MessageMeta {
+            sys_flag: h.sys_flag,
+            flag: h.flag,
+            born_timestamp: h.born_timestamp,
+            born_host: incoming.conn.peer,
+            store_host: b.addr(),
+            reconsume_times: h.reconsume_times.unwrap_or(0),
+            prepared_transaction_offset: 0,
+        },
         tags_code: tags_code(&properties),
         body: incoming.cmd.body.clone(),
         properties,

@@ -70,14 +70,14 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
             max = m;
         }
     }
-    if failed.reconsume_times >= max || h.delay_level < 0 {
+    if failed.meta.reconsume_times >= max || h.delay_level < 0 {
         topic = dlq_topic(&h.group);
         queue_id = 0;
         b.ensure_topic(&mut st, &topic, 1);
         properties.insert(property::DELAY.to_owned(), "0".to_owned());
     } else {
         let level = if h.delay_level == 0 {
-            3 + failed.reconsume_times
+            3 + failed.meta.reconsume_times
         } else {
             h.delay_level
         };
@@ -93,8 +93,8 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
         );
     }
     let mut msg = NewMessage::again(&failed, topic, queue_id, properties);
-    msg.store_host = b.addr();
-    msg.reconsume_times = failed.reconsume_times.saturating_add(1);
+    msg.meta.store_host = b.addr();
+    msg.meta.reconsume_times = failed.meta.reconsume_times.saturating_add(1);
     match b.put_message(&mut st, msg) {
         Ok(_) => ok(),
         Err(e) => response(ResponseCode::SYSTEM_ERROR, format!("{e:?}")),
