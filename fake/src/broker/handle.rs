@@ -9,7 +9,7 @@ use rmq_protocol::message::decode_message;
 use rmq_protocol::{MessageExt, MessageQueue};
 
 use super::state::BrokerShared;
-use super::store::{MessageMeta, NewMessage, StoredMsg, tags_code};
+use super::store::{MessageMeta, NewMessage, StoredMsg};
 use super::topics::{self, TopicConfig};
 use crate::error::{FakeError, Result};
 
@@ -221,24 +221,16 @@ impl FakeBroker {
             return Err(FakeError::BrokerStopped(self.inner.name.clone()));
         }
         let addr = self.inner.addr();
-        let tags_code = tags_code(&properties);
-        let msg = NewMessage {
-            topic: topic.to_owned(),
-            queue_id,
-            meta: MessageMeta {
-                sys_flag: 0,
-                flag: 0,
-                born_timestamp: self.inner.now_ms(),
-                born_host: addr,
-                store_host: addr,
-                reconsume_times: 0,
-                prepared_transaction_offset: 0,
-            },
-            body: body.into(),
-            properties,
-            tags_code,
-            properties_text: None,
+        let meta = MessageMeta {
+            sys_flag: 0,
+            flag: 0,
+            born_timestamp: self.inner.now_ms(),
+            born_host: addr,
+            store_host: addr,
+            reconsume_times: 0,
+            prepared_transaction_offset: 0,
         };
+        let msg = NewMessage::new(topic.to_owned(), queue_id, meta, body.into(), properties);
         let stored = self
             .inner
             .put_message(&mut st, msg)

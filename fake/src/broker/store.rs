@@ -36,7 +36,7 @@ const MAX_FILTER_SCAN: i64 = 800;
 
 /// The consume-queue tags code of a message: the Java hash code of its
 /// TAGS property, 0 without tags.
-pub(crate) fn tags_code(properties: &HashMap<String, String>) -> i64 {
+fn tags_code(properties: &HashMap<String, String>) -> i64 {
     properties
         .get(property::TAGS)
         .filter(|t| !t.is_empty())
@@ -101,6 +101,26 @@ pub(crate) struct NewMessage {
 }
 
 impl NewMessage {
+    /// A message for `topic` / `queue_id` with the tags code its
+    /// `properties` give, its properties string encoded from them.
+    pub(crate) fn new(
+        topic: String,
+        queue_id: i32,
+        meta: MessageMeta,
+        body: Bytes,
+        properties: HashMap<String, String>,
+    ) -> NewMessage {
+        NewMessage {
+            topic,
+            queue_id,
+            meta,
+            body,
+            tags_code: tags_code(&properties),
+            properties,
+            properties_text: None,
+        }
+    }
+
     /// `stored` to be stored again in `topic` / `queue_id` with
     /// `properties` (and the tags code they give): a delayed message
     /// delivered, a message sent back for retry.
@@ -110,15 +130,13 @@ impl NewMessage {
         queue_id: i32,
         properties: HashMap<String, String>,
     ) -> NewMessage {
-        NewMessage {
+        NewMessage::new(
             topic,
             queue_id,
-            meta: stored.meta,
-            body: stored.body.clone(),
-            tags_code: tags_code(&properties),
+            stored.meta,
+            stored.body.clone(),
             properties,
-            properties_text: None,
-        }
+        )
     }
 }
 

@@ -27,7 +27,7 @@ use rmq_protocol::message::{
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
 use super::{header, illegal_queue_code};
-use crate::broker::store::{MessageMeta, NewMessage, PutError, StoredMsg, encode, tags_code};
+use crate::broker::store::{MessageMeta, NewMessage, PutError, StoredMsg, encode};
 use crate::broker::topics::{
     AUTO_CREATE_TOPIC, RETRY_PREFIX, TopicConfig, dlq_topic, is_not_allowed_send_topic,
     validate_topic,
@@ -359,23 +359,16 @@ fn sent_message(
     queue_id: i32,
     properties: HashMap<String, String>,
 ) -> NewMessage {
-    NewMessage {
-        topic,
-        queue_id,
-        meta: MessageMeta {
-            sys_flag: h.sys_flag,
-            flag: h.flag,
-            born_timestamp: h.born_timestamp,
-            born_host: incoming.conn.peer,
-            store_host: b.addr(),
-            reconsume_times: h.reconsume_times.unwrap_or(0),
-            prepared_transaction_offset: 0,
-        },
-        tags_code: tags_code(&properties),
-        body: incoming.cmd.body.clone(),
-        properties,
-        properties_text: None,
-    }
+    let meta = MessageMeta {
+        sys_flag: h.sys_flag,
+        flag: h.flag,
+        born_timestamp: h.born_timestamp,
+        born_host: incoming.conn.peer,
+        store_host: b.addr(),
+        reconsume_times: h.reconsume_times.unwrap_or(0),
+        prepared_transaction_offset: 0,
+    };
+    NewMessage::new(topic, queue_id, meta, incoming.cmd.body.clone(), properties)
 }
 
 fn answer(
