@@ -63,14 +63,27 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
     let answer = match check(b, &mut st, &header, incoming) {
         Err(answer) => answer,
         Ok(topic) => {
+            let req = SendRequest {
+                b,
+                h: &header,
+                incoming,
+            };
             if cmd.request_code() == RequestCode::SEND_BATCH_MESSAGE {
-                send_batch(b, &mut st, &header, topic, incoming)
+                send_batch(req, &mut st, topic)
             } else {
-                send_one(b, &mut st, &header, topic, incoming)
+                send_one(req, &mut st, topic)
             }
         }
     };
     with_region(answer)
+}
+
+/// One send request: the broker, the request's decoded header, the request.
+#[derive(Clone, Copy)]
+struct SendRequest<'a> {
+    b: &'a BrokerShared,
+    h: &'a SendMessageRequestHeader,
+    incoming: &'a Incoming,
 }
 
 /// Java `preSend` adds these to every send answer.
@@ -191,12 +204,11 @@ fn illegal(e: &PutError, max: usize) -> RemotingCommand {
 }
 
 fn send_one(
-    b: &BrokerShared,
+    req: SendRequest<'_>,
     st: &mut BrokerState,
-    h: &SendMessageRequestHeader,
     topic_config: TopicConfig,
-    incoming: &Incoming,
 ) -> RemotingCommand {
+    let SendRequest { b, h, incoming } = req;
     let mut queue_id = queue_for(h, &topic_config);
     let mut properties = match header_properties(h) {
         Ok(p) => p,
@@ -265,7 +277,7 @@ fn send_one(
         queue_id = 0;
         sys_flag = sys_flag::reset_transaction_type(sys_flag, sys_flag::TRANSACTION_NOT_TYPE);
     }
-    let mut msg = sent_message(b, h, incoming, topic, queue_id, properties);
+    let mut msg = sent_message(req, topic, queue_id, properties);
     msg.meta.sys_flag = sys_flag;
     match b.put_message(st, msg) {
         Ok(stored) => answer(b, &[stored], queue_id, uniq),
@@ -274,12 +286,11 @@ fn send_one(
 }
 
 fn send_batch(
-    b: &BrokerShared,
+    req: SendRequest<'_>,
     st: &mut BrokerState,
-    h: &SendMessageRequestHeader,
     topic_config: TopicConfig,
-    incoming: &Incoming,
 ) -> RemotingCommand {
+    let SendRequest { b, h, incoming } = req;
     let queue_id = queue_for(h, &topic_config);
     if h.topic.len() > 127 {
         return response(
@@ -335,7 +346,7 @@ fn send_batch(
             properties_text = Some(text);
         }
         properties.remove(property::DELAY);
-        let mut msg = sent_message(b, h, incoming, h.topic.clone(), queue_id, properties);
+        let mut msg = sent_message(req, h.topic.clone(), queue_id, properties);
         msg.meta.flag = m.flag;
         msg.body = m.body;
         msg.properties_text = properties_text;
@@ -352,13 +363,12 @@ fn send_batch(
 /// `queue_id` with `properties`: the header's flags, times and reconsume
 /// count, the request's body, the sender's and this broker's addresses.
 fn sent_message(
-    b: &BrokerShared,
-    h: &SendMessageRequestHeader,
-    incoming: &Incoming,
+    req: SendRequest<'_>,
     topic: String,
     queue_id: i32,
     properties: HashMap<String, String>,
 ) -> NewMessage {
+    let SendRequest { b, h, incoming } = req;
     let meta = MessageMeta {
         sys_flag: h.sys_flag,
         flag: h.flag,
