@@ -7,7 +7,7 @@
 //! | `state.rs` | [`BrokerShared`], [`BrokerState`], topic / group / offset operations, flush |
 //! | `lifecycle.rs` | start, kill / crash, delayed-delivery and housekeeping tasks |
 //! | `storing.rs` | storing a message (delay levels), delivering delayed messages |
-//! | `service.rs` | [`BrokerService`], the broker's `net::Service` |
+//! | `service.rs` | [`BrokerService`](service::BrokerService), the broker's `net::Service` |
 //! | `handle.rs` | [`FakeBroker`] |
 //! | `store.rs` | commit log and consume queues, reads as `DefaultMessageStore` |
 //! | `topics.rs` | topic configs, auto-creation, name rules |

@@ -21,7 +21,7 @@
 //! Any other code is answered REQUEST_CODE_NOT_SUPPORTED, as a broker
 //! without a processor for it does. New request families (pop / ack,
 //! END_TRANSACTION with check-backs) are a new file and one line in
-//! [`dispatch`] (`dispatch.rs`); `answer.rs` holds the header decoding and
+//! [`dispatch()`] (`dispatch.rs`); `answer.rs` holds the header decoding and
 //! plain answers every handler shares.
 
 // A refusal is the answer itself (a `RemotingCommand`), built once per
