@@ -56,7 +56,7 @@
 //!   commit-log offsets, offset message ids, born / store hosts and times;
 //!   PULL_MESSAGE with long polling (held until a matching message arrives);
 //!   tag filtering by hash code and SQL92 property filters (an own
-//!   evaluator of the broker's dialect, see `broker/filter/sql.rs`);
+//!   evaluator of the broker's dialect, see `broker/filter/sql/`);
 //!   consumer offsets; heartbeats, consumer lists,
 //!   NOTIFY_CONSUMER_IDS_CHANGED and UNREGISTER_CLIENT;
 //!   CONSUMER_SEND_MSG_BACK to `%RETRY%<group>` with delay levels and to

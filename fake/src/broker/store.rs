@@ -16,9 +16,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::BoundaryType;
 use rmq_protocol::message::{
     MessageVersion, StoredRecord, body_crc, encode_properties, encode_stored_record, offset_msg_id,
+    property,
 };
 
 use super::filter::MessageFilter;
@@ -32,6 +34,29 @@ const MAX_TRANSFER_BYTES: usize = 256 * 1024;
 /// messages (Java `maxFilterMessageSize` 16000 bytes / 20-byte units).
 const MAX_FILTER_SCAN: i64 = 800;
 
+/// The consume-queue tags code of a message: the Java hash code of its
+/// TAGS property, 0 without tags.
+fn tags_code(properties: &HashMap<String, String>) -> i64 {
+    properties
+        .get(property::TAGS)
+        .filter(|t| !t.is_empty())
+        .map_or(0, |t| i64::from(java_string_hash(t)))
+}
+
+/// What a message carries besides its topic, queue, body and properties
+/// (the commit log's per-record fields that are not offsets or the store
+/// time).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MessageMeta {
+    pub(crate) sys_flag: i32,
+    pub(crate) flag: i32,
+    pub(crate) born_timestamp: i64,
+    pub(crate) born_host: SocketAddr,
+    pub(crate) store_host: SocketAddr,
+    pub(crate) reconsume_times: i32,
+    pub(crate) prepared_transaction_offset: i64,
+}
+
 /// One stored message: its fields as stored, and its encoded record.
 #[derive(Debug, Clone)]
 pub(crate) struct StoredMsg {
@@ -39,14 +64,8 @@ pub(crate) struct StoredMsg {
     pub(crate) queue_id: i32,
     pub(crate) queue_offset: i64,
     pub(crate) commit_log_offset: i64,
-    pub(crate) sys_flag: i32,
-    pub(crate) flag: i32,
-    pub(crate) born_timestamp: i64,
-    pub(crate) born_host: SocketAddr,
+    pub(crate) meta: MessageMeta,
     pub(crate) store_timestamp: i64,
-    pub(crate) store_host: SocketAddr,
-    pub(crate) reconsume_times: i32,
-    pub(crate) prepared_transaction_offset: i64,
     /// The body as stored (compressed when the sysFlag says so).
     pub(crate) body: Bytes,
     pub(crate) properties: HashMap<String, String>,
@@ -59,7 +78,7 @@ pub(crate) struct StoredMsg {
 
 impl StoredMsg {
     pub(crate) fn offset_msg_id(&self) -> String {
-        offset_msg_id(self.store_host, self.commit_log_offset)
+        offset_msg_id(self.meta.store_host, self.commit_log_offset)
     }
 
     pub(crate) fn store_size(&self) -> usize {
@@ -72,19 +91,53 @@ impl StoredMsg {
 pub(crate) struct NewMessage {
     pub(crate) topic: String,
     pub(crate) queue_id: i32,
-    pub(crate) sys_flag: i32,
-    pub(crate) flag: i32,
-    pub(crate) born_timestamp: i64,
-    pub(crate) born_host: SocketAddr,
-    pub(crate) store_host: SocketAddr,
-    pub(crate) reconsume_times: i32,
-    pub(crate) prepared_transaction_offset: i64,
+    pub(crate) meta: MessageMeta,
     pub(crate) body: Bytes,
     pub(crate) properties: HashMap<String, String>,
     pub(crate) tags_code: i64,
     /// The properties string to store, when it is not simply the encoded
     /// `properties` (4.9.x batches: the message's string, then the batch's).
     pub(crate) properties_text: Option<String>,
+}
+
+impl NewMessage {
+    /// A message for `topic` / `queue_id` with the tags code its
+    /// `properties` give, its properties string encoded from them.
+    pub(crate) fn new(
+        topic: String,
+        queue_id: i32,
+        meta: MessageMeta,
+        body: Bytes,
+        properties: HashMap<String, String>,
+    ) -> NewMessage {
+        NewMessage {
+            topic,
+            queue_id,
+            meta,
+            body,
+            tags_code: tags_code(&properties),
+            properties,
+            properties_text: None,
+        }
+    }
+
+    /// `stored` to be stored again in `topic` / `queue_id` with
+    /// `properties` (and the tags code they give): a delayed message
+    /// delivered, a message sent back for retry.
+    pub(crate) fn again(
+        stored: &StoredMsg,
+        topic: String,
+        queue_id: i32,
+        properties: HashMap<String, String>,
+    ) -> NewMessage {
+        NewMessage::new(
+            topic,
+            queue_id,
+            stored.meta,
+            stored.body.clone(),
+            properties,
+        )
+    }
 }
 
 /// Why a message was not stored.
@@ -160,16 +213,16 @@ impl Store {
             version,
             topic: &m.topic,
             queue_id: m.queue_id,
-            flag: m.flag,
+            flag: m.meta.flag,
             queue_offset,
             commit_log_offset: self.commit_end,
-            sys_flag: m.sys_flag,
-            born_timestamp: m.born_timestamp,
-            born_host: m.born_host,
+            sys_flag: m.meta.sys_flag,
+            born_timestamp: m.meta.born_timestamp,
+            born_host: m.meta.born_host,
             store_timestamp,
-            store_host: m.store_host,
-            reconsume_times: m.reconsume_times,
-            prepared_transaction_offset: m.prepared_transaction_offset,
+            store_host: m.meta.store_host,
+            reconsume_times: m.meta.reconsume_times,
+            prepared_transaction_offset: m.meta.prepared_transaction_offset,
             body_crc: body_crc(&m.body),
             body: &m.body,
             properties: &properties,
@@ -185,14 +238,8 @@ impl Store {
             queue_id: m.queue_id,
             queue_offset,
             commit_log_offset: self.commit_end,
-            sys_flag: m.sys_flag,
-            flag: m.flag,
-            born_timestamp: m.born_timestamp,
-            born_host: m.born_host,
+            meta: m.meta,
             store_timestamp,
-            store_host: m.store_host,
-            reconsume_times: m.reconsume_times,
-            prepared_transaction_offset: m.prepared_transaction_offset,
             body: m.body,
             properties: m.properties,
             tags_code: m.tags_code,
@@ -453,13 +500,15 @@ mod tests {
         NewMessage {
             topic: topic.to_owned(),
             queue_id: 0,
-            sys_flag: 0,
-            flag: 0,
-            born_timestamp: 1,
-            born_host: host(1000),
-            store_host: host(10911),
-            reconsume_times: 0,
-            prepared_transaction_offset: 0,
+            meta: MessageMeta {
+                sys_flag: 0,
+                flag: 0,
+                born_timestamp: 1,
+                born_host: host(1000),
+                store_host: host(10911),
+                reconsume_times: 0,
+                prepared_transaction_offset: 0,
+            },
             body: Bytes::from_static(b"body"),
             properties: HashMap::new(),
             tags_code,

@@ -24,7 +24,7 @@ use rmq_protocol::header::{PullMessageRequestHeader, PullMessageResponseHeader, 
 use rmq_protocol::{RemotingCommand, ResponseCode};
 use tokio::sync::oneshot;
 
-use super::header;
+use super::{header, illegal_queue_code};
 use crate::broker::filter::{MessageFilter, Sql};
 use crate::broker::hold::HeldPull;
 use crate::broker::store::GetStatus;
@@ -159,10 +159,7 @@ fn check(
         ));
     }
     if h.queue_id < 0 || h.queue_id >= topic.read_queue_nums {
-        let code = match b.cfg.flavor {
-            BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
-            BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
-        };
+        let code = illegal_queue_code(b.cfg.flavor);
         return Err(response(
             code,
             format!(

@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::{
     SendMessageRequestHeader, SendMessageRequestHeaderV2, SendMessageResponseHeader,
 };
@@ -27,8 +26,8 @@ use rmq_protocol::message::{
 };
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 
-use super::header;
-use crate::broker::store::{NewMessage, PutError, StoredMsg, encode};
+use super::{header, illegal_queue_code};
+use crate::broker::store::{MessageMeta, NewMessage, PutError, StoredMsg, encode};
 use crate::broker::topics::{
     AUTO_CREATE_TOPIC, RETRY_PREFIX, TopicConfig, dlq_topic, is_not_allowed_send_topic,
     validate_topic,
@@ -64,14 +63,27 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
     let answer = match check(b, &mut st, &header, incoming) {
         Err(answer) => answer,
         Ok(topic) => {
+            let req = SendRequest {
+                b,
+                h: &header,
+                incoming,
+            };
             if cmd.request_code() == RequestCode::SEND_BATCH_MESSAGE {
-                send_batch(b, &mut st, &header, topic, incoming)
+                send_batch(req, &mut st, topic)
             } else {
-                send_one(b, &mut st, &header, topic, incoming)
+                send_one(req, &mut st, topic)
             }
         }
     };
     with_region(answer)
+}
+
+/// One send request: the broker, the request's decoded header, the request.
+#[derive(Clone, Copy)]
+struct SendRequest<'a> {
+    b: &'a BrokerShared,
+    h: &'a SendMessageRequestHeader,
+    incoming: &'a Incoming,
 }
 
 /// Java `preSend` adds these to every send answer.
@@ -89,10 +101,7 @@ fn check(
     incoming: &Incoming,
 ) -> Result<TopicConfig, RemotingCommand> {
     if let Err(remark) = validate_topic(&h.topic) {
-        let code = match b.cfg.flavor {
-            BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
-            BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
-        };
+        let code = illegal_queue_code(b.cfg.flavor);
         return Err(response(code, remark));
     }
     if is_not_allowed_send_topic(&h.topic) {
@@ -131,10 +140,7 @@ fn check(
     };
     let valid = config.write_queue_nums.max(config.read_queue_nums);
     if h.queue_id >= valid {
-        let code = match b.cfg.flavor {
-            BrokerFlavor::V5 => ResponseCode::INVALID_PARAMETER,
-            BrokerFlavor::V4_9 => ResponseCode::SYSTEM_ERROR,
-        };
+        let code = illegal_queue_code(b.cfg.flavor);
         return Err(response(
             code,
             format!(
@@ -197,20 +203,12 @@ fn illegal(e: &PutError, max: usize) -> RemotingCommand {
     response(ResponseCode::MESSAGE_ILLEGAL, remark)
 }
 
-fn tags_code(properties: &HashMap<String, String>) -> i64 {
-    properties
-        .get(property::TAGS)
-        .filter(|t| !t.is_empty())
-        .map_or(0, |t| i64::from(java_string_hash(t)))
-}
-
 fn send_one(
-    b: &BrokerShared,
+    req: SendRequest<'_>,
     st: &mut BrokerState,
-    h: &SendMessageRequestHeader,
     topic_config: TopicConfig,
-    incoming: &Incoming,
 ) -> RemotingCommand {
+    let SendRequest { b, h, incoming } = req;
     let mut queue_id = queue_for(h, &topic_config);
     let mut properties = match header_properties(h) {
         Ok(p) => p,
@@ -279,21 +277,8 @@ fn send_one(
         queue_id = 0;
         sys_flag = sys_flag::reset_transaction_type(sys_flag, sys_flag::TRANSACTION_NOT_TYPE);
     }
-    let msg = NewMessage {
-        topic,
-        queue_id,
-        sys_flag,
-        flag: h.flag,
-        born_timestamp: h.born_timestamp,
-        born_host: incoming.conn.peer,
-        store_host: b.addr(),
-        reconsume_times: h.reconsume_times.unwrap_or(0),
-        prepared_transaction_offset: 0,
-        tags_code: tags_code(&properties),
-        body: incoming.cmd.body.clone(),
-        properties,
-        properties_text: None,
-    };
+    let mut msg = sent_message(req, topic, queue_id, properties);
+    msg.meta.sys_flag = sys_flag;
     match b.put_message(st, msg) {
         Ok(stored) => answer(b, &[stored], queue_id, uniq),
         Err(e) => illegal(&e, b.cfg.max_message_size),
@@ -301,12 +286,11 @@ fn send_one(
 }
 
 fn send_batch(
-    b: &BrokerShared,
+    req: SendRequest<'_>,
     st: &mut BrokerState,
-    h: &SendMessageRequestHeader,
     topic_config: TopicConfig,
-    incoming: &Incoming,
 ) -> RemotingCommand {
+    let SendRequest { b, h, incoming } = req;
     let queue_id = queue_for(h, &topic_config);
     if h.topic.len() > 127 {
         return response(
@@ -362,21 +346,10 @@ fn send_batch(
             properties_text = Some(text);
         }
         properties.remove(property::DELAY);
-        let msg = NewMessage {
-            topic: h.topic.clone(),
-            queue_id,
-            sys_flag: h.sys_flag,
-            flag: m.flag,
-            born_timestamp: h.born_timestamp,
-            born_host: incoming.conn.peer,
-            store_host: b.addr(),
-            reconsume_times: h.reconsume_times.unwrap_or(0),
-            prepared_transaction_offset: 0,
-            tags_code: tags_code(&properties),
-            body: m.body,
-            properties,
-            properties_text,
-        };
+        let mut msg = sent_message(req, h.topic.clone(), queue_id, properties);
+        msg.meta.flag = m.flag;
+        msg.body = m.body;
+        msg.properties_text = properties_text;
         match b.put_message(st, msg) {
             Ok(s) => stored.push(s),
             Err(e) => return illegal(&e, b.cfg.max_message_size),
@@ -384,6 +357,28 @@ fn send_batch(
     }
     let uniq = batch_props.get(property::UNIQ_KEY).cloned();
     answer(b, &stored, queue_id, uniq)
+}
+
+/// A message as the send request `h` carries it, to store in `topic` /
+/// `queue_id` with `properties`: the header's flags, times and reconsume
+/// count, the request's body, the sender's and this broker's addresses.
+fn sent_message(
+    req: SendRequest<'_>,
+    topic: String,
+    queue_id: i32,
+    properties: HashMap<String, String>,
+) -> NewMessage {
+    let SendRequest { b, h, incoming } = req;
+    let meta = MessageMeta {
+        sys_flag: h.sys_flag,
+        flag: h.flag,
+        born_timestamp: h.born_timestamp,
+        born_host: incoming.conn.peer,
+        store_host: b.addr(),
+        reconsume_times: h.reconsume_times.unwrap_or(0),
+        prepared_transaction_offset: 0,
+    };
+    NewMessage::new(topic, queue_id, meta, incoming.cmd.body.clone(), properties)
 }
 
 fn answer(

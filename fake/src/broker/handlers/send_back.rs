@@ -11,7 +11,6 @@
 
 use std::sync::Arc;
 
-use rmq_protocol::body::java_string_hash;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::message::property;
 use rmq_protocol::{RemotingCommand, ResponseCode};
@@ -71,14 +70,14 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
             max = m;
         }
     }
-    if failed.reconsume_times >= max || h.delay_level < 0 {
+    if failed.meta.reconsume_times >= max || h.delay_level < 0 {
         topic = dlq_topic(&h.group);
         queue_id = 0;
         b.ensure_topic(&mut st, &topic, 1);
         properties.insert(property::DELAY.to_owned(), "0".to_owned());
     } else {
         let level = if h.delay_level == 0 {
-            3 + failed.reconsume_times
+            3 + failed.meta.reconsume_times
         } else {
             h.delay_level
         };
@@ -93,24 +92,9 @@ pub(super) fn handle(b: &Arc<BrokerShared>, incoming: &Incoming) -> RemotingComm
             failed.offset_msg_id(),
         );
     }
-    let tags_code = properties
-        .get(property::TAGS)
-        .map_or(0, |t| i64::from(java_string_hash(t)));
-    let msg = NewMessage {
-        topic,
-        queue_id,
-        sys_flag: failed.sys_flag,
-        flag: failed.flag,
-        born_timestamp: failed.born_timestamp,
-        born_host: failed.born_host,
-        store_host: b.addr(),
-        reconsume_times: failed.reconsume_times.saturating_add(1),
-        prepared_transaction_offset: failed.prepared_transaction_offset,
-        body: failed.body.clone(),
-        properties,
-        tags_code,
-        properties_text: None,
-    };
+    let mut msg = NewMessage::again(&failed, topic, queue_id, properties);
+    msg.meta.store_host = b.addr();
+    msg.meta.reconsume_times = failed.meta.reconsume_times.saturating_add(1);
     match b.put_message(&mut st, msg) {
         Ok(_) => ok(),
         Err(e) => response(ResponseCode::SYSTEM_ERROR, format!("{e:?}")),
