@@ -71,10 +71,10 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
     rc=0
     cargo test --workspace "$@" || rc=$?
     if [[ "$rc" == 0 ]]; then
-      cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored || rc=$?
+      cargo test --workspace --test broker_stop --test broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer --test grpc_consumer -- --ignored || rc=$?
+      cargo test --workspace --test session --test grpc_producer --test grpc_consumer -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -159,7 +159,7 @@ cluster_step() {
     export RMQ_INSTANCE=cluster
     filter=(); [[ "$topo" == master-slave ]] && filter=(--skip controller_)
     [[ "$topo" == controller ]] && filter=(controller_)
-    cluster_env cargo test -p rmq-tests-integration --test cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
+    cluster_env cargo test --workspace --test cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
   ) 2>&1 | tee "$log"
   rc="${PIPESTATUS[0]}"
   rss="$(cluster_rss)"
@@ -207,17 +207,17 @@ for v in "${exact[@]}"; do
   summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
   if [[ "$rc" == 0 ]]; then
     # Broker faults last and alone: these tests stop and restart local brokers.
-    faults=(cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored)
+    faults=(cargo test --workspace --test broker_stop --test broker_restart -- --ignored)
     say "running: ${faults[*]}"
     "${faults[@]}" || rc=$?
     summary+=("RocketMQ $v: broker-fault step -> exit $rc")
     # Pop consumption: the 5.x behaviour on 5.x, the typed refusal on 4.x (see the tests' reasons).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      pop=(cargo test -p rmq-consumer-pull --test simple -- --ignored --skip four_x_broker --skip child_holds)
-      push_pop=(cargo test -p rmq-tests-integration --test push_pop -- --ignored --skip pop_mode_on_a_4x)
+      pop=(cargo test --workspace --test simple -- --ignored --skip four_x_broker --skip child_holds)
+      push_pop=(cargo test --workspace --test push_pop -- --ignored --skip pop_mode_on_a_4x)
     else
-      pop=(cargo test -p rmq-consumer-pull --test simple four_x_broker_refuses -- --ignored)
-      push_pop=(cargo test -p rmq-tests-integration --test push_pop pop_mode_on_a_4x -- --ignored)
+      pop=(cargo test --workspace --test simple four_x_broker_refuses -- --ignored)
+      push_pop=(cargo test --workspace --test push_pop pop_mode_on_a_4x -- --ignored)
     fi
     if [[ "$rc" == 0 ]]; then
       say "running: ${pop[*]}"
@@ -230,14 +230,14 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer --test grpc_consumer --test grpc_restart -- --ignored)
+      grpc=(cargo test --workspace --test session --test grpc_producer --test grpc_consumer --test grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")
     fi
     # The auto-created-topic route is asserted on 5.x only (see the test's reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      auto=(cargo test -p rmq-remoting --test broker_roundtrip route_query_for_an_auto_created_topic -- --ignored)
+      auto=(cargo test --workspace --test broker_roundtrip route_query_for_an_auto_created_topic -- --ignored)
       say "running: ${auto[*]}"
       "${auto[@]}" || rc=$?
       summary+=("RocketMQ $v: auto-created topic route -> exit $rc")
