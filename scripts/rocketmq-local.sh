@@ -819,8 +819,17 @@ launch() {
     exec "${setsid[@]}" "$JAVA" "${opts[@]}" -cp "$cp" "$main" "$@" \
       </dev/null >"$d/stdout.log" 2>&1 9>&-
   ) &
-  echo $! >"$d/pid"
-  disown $! 2>/dev/null || true
+  local pid=$! i
+  echo "$pid" >"$d/pid"
+  disown "$pid" 2>/dev/null || true
+  # Until the subshell has exec'ed the JVM, /proc shows the shell's command line, and `alive` (which
+  # checks the command line) would take the process for another one: on a loaded machine this read
+  # as "exited during startup". Wait (at most 10 s) for the exec.
+  for (( i = 0; i < 100; i++ )); do
+    [[ -r "/proc/$pid/cmdline" ]] || break
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$main" && break
+    sleep 0.1
+  done
 }
 
 # dump_logs T NAME: the end of a process' stdout and main log (on failures)

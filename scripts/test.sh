@@ -27,6 +27,8 @@
 #   RMQ_CLUSTER_ALL_LINES=1: not yet verified there; the step says so when it does not run), each running the
 #   tests-integration `cluster` tests of that topology (`#[ignore]`d in the normal run) and stopped after. It prints
 #   the tests' `cluster-figures:` lines (failover times, lost, duplicates) and the RSS of the cluster's JVMs.
+#   When another version follows, the cluster step runs in the background beside that version's tests (the
+#   cluster has its own ports and brokers); its output is printed once it is done, and its exit code counts.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -71,10 +73,10 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
     rc=0
     cargo test --workspace "$@" || rc=$?
     if [[ "$rc" == 0 ]]; then
-      cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored || rc=$?
+      cargo test --workspace --test broker_stop --test broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer --test grpc_consumer -- --ignored || rc=$?
+      cargo test --workspace --test session --test grpc_producer --test grpc_consumer -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -92,7 +94,15 @@ cleanup() {
     bash "$RMQ" stop || true
   fi
   stop_secure
+  if [[ -n "${cluster_pid:-}" ]]; then kill_tree "$cluster_pid"; fi
   stop_cluster
+  rm -f "${cluster_summary:-}" "${cluster_log:-}"
+}
+# kill_tree PID: PID and its descendants (a cluster step in the background: its cargo and tests).
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+  kill "$1" 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -159,7 +169,7 @@ cluster_step() {
     export RMQ_INSTANCE=cluster
     filter=(); [[ "$topo" == master-slave ]] && filter=(--skip controller_)
     [[ "$topo" == controller ]] && filter=(controller_)
-    cluster_env cargo test -p rmq-tests-integration --test cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
+    cluster_env cargo test --workspace --test cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
   ) 2>&1 | tee "$log"
   rc="${PIPESTATUS[0]}"
   rss="$(cluster_rss)"
@@ -169,6 +179,36 @@ cluster_step() {
   stop_cluster
   say "$topo cluster step of RocketMQ $v: $(( $(date +%s) - t0 )) s, exit $rc"
   return "$rc"
+}
+
+# cluster_steps VERSION TOPOLOGY...: the cluster step of each topology, in order, stopping at the first
+# failure; their summary lines go to $cluster_summary. Returns the first failing exit code.
+cluster_summary="$(mktemp)"
+cluster_steps() {
+  local v="$1" topo rc=0; shift
+  : >"$cluster_summary"
+  for topo in "$@"; do
+    say "cluster step: RocketMQ $v $topo"
+    cluster_step "$v" "$topo" || rc=$?
+    echo "RocketMQ $v: cluster step ($topo) -> exit $rc" >>"$cluster_summary"
+    [[ "$rc" == 0 ]] || break
+  done
+  return "$rc"
+}
+
+# join_cluster: waits for a cluster step running in the background, prints its output and adds its
+# summary. Returns its exit code (0 when none ran).
+cluster_pid="" cluster_log=""
+join_cluster() {
+  [[ -n "$cluster_pid" ]] || return 0
+  local crc=0
+  wait "$cluster_pid" || crc=$?
+  cluster_pid=""
+  say "----- output of the cluster step (ran in the background) -----"
+  cat "$cluster_log" >&2
+  rm -f "$cluster_log"
+  mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
+  return "$crc"
 }
 
 summary=()
@@ -207,17 +247,17 @@ for v in "${exact[@]}"; do
   summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
   if [[ "$rc" == 0 ]]; then
     # Broker faults last and alone: these tests stop and restart local brokers.
-    faults=(cargo test -p rmq-client-core --test broker_stop -p rmq-remoting --test broker_restart -- --ignored)
+    faults=(cargo test --workspace --test broker_stop --test broker_restart -- --ignored)
     say "running: ${faults[*]}"
     "${faults[@]}" || rc=$?
     summary+=("RocketMQ $v: broker-fault step -> exit $rc")
     # Pop consumption: the 5.x behaviour on 5.x, the typed refusal on 4.x (see the tests' reasons).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      pop=(cargo test -p rmq-consumer-pull --test simple -- --ignored --skip four_x_broker --skip child_holds)
-      push_pop=(cargo test -p rmq-tests-integration --test push_pop -- --ignored --skip pop_mode_on_a_4x)
+      pop=(cargo test --workspace --test simple -- --ignored --skip four_x_broker --skip child_holds)
+      push_pop=(cargo test --workspace --test push_pop -- --ignored --skip pop_mode_on_a_4x)
     else
-      pop=(cargo test -p rmq-consumer-pull --test simple four_x_broker_refuses -- --ignored)
-      push_pop=(cargo test -p rmq-tests-integration --test push_pop pop_mode_on_a_4x -- --ignored)
+      pop=(cargo test --workspace --test simple four_x_broker_refuses -- --ignored)
+      push_pop=(cargo test --workspace --test push_pop pop_mode_on_a_4x -- --ignored)
     fi
     if [[ "$rc" == 0 ]]; then
       say "running: ${pop[*]}"
@@ -230,14 +270,14 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(cargo test -p rmq-grpc --test session -p rmq-tests-integration --test grpc_producer --test grpc_consumer --test grpc_restart -- --ignored)
+      grpc=(cargo test --workspace --test session --test grpc_producer --test grpc_consumer --test grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")
     fi
     # The auto-created-topic route is asserted on 5.x only (see the test's reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      auto=(cargo test -p rmq-remoting --test broker_roundtrip route_query_for_an_auto_created_topic -- --ignored)
+      auto=(cargo test --workspace --test broker_roundtrip route_query_for_an_auto_created_topic -- --ignored)
       say "running: ${auto[*]}"
       "${auto[@]}" || rc=$?
       summary+=("RocketMQ $v: auto-created topic route -> exit $rc")
@@ -253,17 +293,24 @@ for v in "${exact[@]}"; do
       say "cluster step: RocketMQ $v master-slave NOT run (not yet verified on this line; RMQ_CLUSTER_ALL_LINES=1 runs it)"
       summary+=("RocketMQ $v: cluster step not run (RMQ_CLUSTER_ALL_LINES=1 runs master-slave)")
     fi
-    for topo in "${topologies[@]}"; do
-      say "cluster step: RocketMQ $v $topo"
-      cluster_step "$v" "$topo" || rc=$?
-      summary+=("RocketMQ $v: cluster step ($topo) -> exit $rc")
-      [[ "$rc" == 0 ]] || break
-    done
+    if [[ ${#topologies[@]} -gt 0 && "$v" != "${exact[${#exact[@]}-1]}" ]]; then
+      # The cluster has ports and brokers of its own: its tests run beside the next version's.
+      cluster_log="$(mktemp)"
+      say "cluster step: RocketMQ $v ${topologies[*]}, beside the next version (its output follows at the end)"
+      ( trap - EXIT INT TERM; cluster_steps "$v" "${topologies[@]}" ) >"$cluster_log" 2>&1 &
+      cluster_pid=$!
+    elif [[ ${#topologies[@]} -gt 0 ]]; then
+      cluster_steps "$v" "${topologies[@]}" || rc=$?
+      mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
+    fi
   fi
   if [[ "$rc" != 0 ]]; then
+    join_cluster || true
     printf 'test.sh: %s\n' "${summary[@]}" >&2
     exit "$rc"
   fi
   first=0
 done
+join_cluster || rc=$?
 printf 'test.sh: %s\n' "${summary[@]}" >&2
+exit "$rc"
