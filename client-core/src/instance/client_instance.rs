@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::producer::ProducerHandle;
 use crate::route::RouteSnapshot;
 
-use super::{handlers, heartbeat, registry, routes};
+use super::{Scope, handlers, heartbeat, registry, routes};
 
 /// How long [`ClientInstance::shutdown`] waits for the background tasks.
 const TASK_STOP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -468,41 +468,5 @@ impl ClientInstance {
         self.inner.remoting.shutdown().await;
         *done = true;
         info!(client_id = %self.inner.client_id, "client instance shut down");
-    }
-}
-
-/// The topic and group a broker call is about: they name a refusal.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Scope<'a> {
-    pub(crate) topic: Option<&'a str>,
-    pub(crate) group: Option<&'a str>,
-}
-
-impl<'a> Scope<'a> {
-    /// About no topic and no group (heartbeats, unregistration).
-    pub(crate) const NONE: Scope<'static> = Scope {
-        topic: None,
-        group: None,
-    };
-
-    pub(crate) fn of(topic: &'a str, group: &'a str) -> Self {
-        Scope {
-            topic: Some(topic),
-            group: Some(group),
-        }
-    }
-
-    pub(crate) fn topic(topic: &'a str) -> Self {
-        Scope {
-            topic: Some(topic),
-            group: None,
-        }
-    }
-
-    pub(crate) fn group(group: &'a str) -> Self {
-        Scope {
-            topic: None,
-            group: Some(group),
-        }
     }
 }

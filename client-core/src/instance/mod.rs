@@ -8,7 +8,9 @@ mod heartbeat;
 mod links;
 mod registry;
 mod routes;
+mod scope;
 
 pub use client_instance::ClientInstance;
-pub(crate) use client_instance::{Inner, Members, Scope};
+pub(crate) use client_instance::{Inner, Members};
 pub use links::BrokerLink;
+pub(crate) use scope::Scope;
