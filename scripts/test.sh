@@ -67,16 +67,54 @@ stop_secure() {
   if [[ "$secure_was_running" == 0 ]] && secure env >/dev/null 2>&1; then secure stop || true; fi
 }
 
+# The steps after the main run run its test binaries themselves: `cargo test -p X --test Y` (or even
+# `--workspace --test Y`) resolves other features than `cargo test --workspace` and rebuilds crates
+# for every step. test_bins lists the binaries of the workspace build (nothing new is built).
+declare -A test_bin=() test_dir=()
+test_bins() {
+  local json name exe dir
+  json="$(cargo test --workspace --no-run --message-format=json 2>/dev/null)" \
+    || { say "cargo test --workspace --no-run failed"; return 1; }
+  while read -r name exe dir; do
+    test_bin[$name]="$exe"; test_dir[$name]="$dir"
+  done < <(python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    t = m.get("target") or {}
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in t.get("kind", []):
+        print(t["name"], m["executable"], os.path.dirname(m["manifest_path"]))
+' <<<"$json")
+  [[ ${#test_bin[@]} -gt 0 ]] || { say "no integration test binary found in the workspace build"; return 1; }
+}
+# run_tests NAME... -- ARGS...: the integration test binaries NAME with ARGS, each from its package's
+# folder (as cargo runs them); stops at the first failing one and returns its exit code.
+run_tests() {
+  local names=() n rc=0
+  while [[ $# -gt 0 && "$1" != -- ]]; do names+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift
+  [[ ${#test_bin[@]} -gt 0 ]] || test_bins || return 1
+  for n in "${names[@]}"; do
+    [[ -n "${test_bin[$n]:-}" ]] || { say "no test binary '$n' in the workspace build"; return 1; }
+    say "running: $n $*"
+    (cd "${test_dir[$n]}" && "${test_bin[$n]}" "$@") || { rc=$?; break; }
+  done
+  return "$rc"
+}
+
 if [[ -n "${NAMESRV_ADDR:-}" ]]; then
   if reachable "$NAMESRV_ADDR"; then
     say "using the RocketMQ at NAMESRV_ADDR=$NAMESRV_ADDR (RMQ_VERSIONS not used)"
     rc=0
     cargo test --workspace "$@" || rc=$?
     if [[ "$rc" == 0 ]]; then
-      cargo test --workspace --test broker_stop --test broker_restart -- --ignored || rc=$?
+      run_tests broker_stop broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      cargo test --workspace --test session --test grpc_producer --test grpc_consumer -- --ignored || rc=$?
+      run_tests session grpc_producer grpc_consumer -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -120,16 +158,19 @@ say "RocketMQ versions: ${exact[*]}"
 # cluster_env CMD...: CMD with the cluster instance's settings (not the default instance's).
 cluster_env() {
   # `env`: CMD may start with VAR=value words of its own.
-  env RMQ_INSTANCE=cluster \
-  RMQ_NAMESRV_PORT="${RMQ_CLUSTER_NAMESRV_PORT:-19976}" \
-  RMQ_BROKER_A_PORT="${RMQ_CLUSTER_BROKER_A_PORT:-20011}" \
-  RMQ_BROKER_B_PORT="${RMQ_CLUSTER_BROKER_B_PORT:-20021}" \
-  RMQ_BROKER_A_SLAVE_PORT="${RMQ_CLUSTER_SLAVE_PORT:-20031}" \
-  RMQ_BROKER_A_SLAVE2_PORT="${RMQ_CLUSTER_SLAVE2_PORT:-20041}" \
-  RMQ_CONTROLLER_PORT="${RMQ_CLUSTER_CONTROLLER_PORT:-19978}" \
-  "$@"
+  ( cluster_exports; env "$@" )
 }
 stop_cluster() { cluster_env bash "$RMQ" stop >/dev/null 2>&1 || true; }
+# cluster_exports: the cluster instance's settings exported in this shell (for the tests it runs).
+cluster_exports() {
+  export RMQ_INSTANCE=cluster \
+    RMQ_NAMESRV_PORT="${RMQ_CLUSTER_NAMESRV_PORT:-19976}" \
+    RMQ_BROKER_A_PORT="${RMQ_CLUSTER_BROKER_A_PORT:-20011}" \
+    RMQ_BROKER_B_PORT="${RMQ_CLUSTER_BROKER_B_PORT:-20021}" \
+    RMQ_BROKER_A_SLAVE_PORT="${RMQ_CLUSTER_SLAVE_PORT:-20031}" \
+    RMQ_BROKER_A_SLAVE2_PORT="${RMQ_CLUSTER_SLAVE2_PORT:-20041}" \
+    RMQ_CONTROLLER_PORT="${RMQ_CLUSTER_CONTROLLER_PORT:-19978}"
+}
 
 # cluster_rss: the resident memory of the cluster instance's JVMs, "name=MiB ... total=MiB".
 cluster_rss() {
@@ -169,7 +210,8 @@ cluster_step() {
     export RMQ_INSTANCE=cluster
     filter=(); [[ "$topo" == master-slave ]] && filter=(--skip controller_)
     [[ "$topo" == controller ]] && filter=(controller_)
-    cluster_env cargo test --workspace --test cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
+    cluster_exports
+    run_tests cluster -- --ignored --test-threads=1 --nocapture "${filter[@]}"
   ) 2>&1 | tee "$log"
   rc="${PIPESTATUS[0]}"
   rss="$(cluster_rss)"
@@ -247,17 +289,17 @@ for v in "${exact[@]}"; do
   summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
   if [[ "$rc" == 0 ]]; then
     # Broker faults last and alone: these tests stop and restart local brokers.
-    faults=(cargo test --workspace --test broker_stop --test broker_restart -- --ignored)
+    faults=(run_tests broker_stop broker_restart -- --ignored)
     say "running: ${faults[*]}"
     "${faults[@]}" || rc=$?
     summary+=("RocketMQ $v: broker-fault step -> exit $rc")
     # Pop consumption: the 5.x behaviour on 5.x, the typed refusal on 4.x (see the tests' reasons).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      pop=(cargo test --workspace --test simple -- --ignored --skip four_x_broker --skip child_holds)
-      push_pop=(cargo test --workspace --test push_pop -- --ignored --skip pop_mode_on_a_4x)
+      pop=(run_tests simple -- --ignored --skip four_x_broker --skip child_holds)
+      push_pop=(run_tests push_pop -- --ignored --skip pop_mode_on_a_4x)
     else
-      pop=(cargo test --workspace --test simple four_x_broker_refuses -- --ignored)
-      push_pop=(cargo test --workspace --test push_pop pop_mode_on_a_4x -- --ignored)
+      pop=(run_tests simple -- four_x_broker_refuses --ignored)
+      push_pop=(run_tests push_pop -- pop_mode_on_a_4x --ignored)
     fi
     if [[ "$rc" == 0 ]]; then
       say "running: ${pop[*]}"
@@ -270,14 +312,14 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(cargo test --workspace --test session --test grpc_producer --test grpc_consumer --test grpc_restart -- --ignored)
+      grpc=(run_tests session grpc_producer grpc_consumer grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")
     fi
     # The auto-created-topic route is asserted on 5.x only (see the test's reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      auto=(cargo test --workspace --test broker_roundtrip route_query_for_an_auto_created_topic -- --ignored)
+      auto=(run_tests broker_roundtrip -- route_query_for_an_auto_created_topic --ignored)
       say "running: ${auto[*]}"
       "${auto[@]}" || rc=$?
       summary+=("RocketMQ $v: auto-created topic route -> exit $rc")
