@@ -23,12 +23,12 @@
 #   a replicated cluster of its own (RMQ_INSTANCE=cluster on RMQ_CLUSTER_NAMESRV_PORT, RMQ_CLUSTER_BROKER_A_PORT,
 #   RMQ_CLUSTER_BROKER_B_PORT, RMQ_CLUSTER_SLAVE_PORT, RMQ_CLUSTER_SLAVE2_PORT, RMQ_CLUSTER_CONTROLLER_PORT; defaults
 #   19976 / 20011 / 20021 / 20031 / 20041 / 19978) per topology: master-slave (broker-a + slave + broker-b,
-#   accessMessageInMemoryMaxRatio=0) and controller (2 replicas) on 5.x (master-slave on 4.9.x only with
-#   RMQ_CLUSTER_ALL_LINES=1: not yet verified there; the step says so when it does not run), each running the
+#   accessMessageInMemoryMaxRatio=0) on both lines and controller (2 replicas) on 5.x, each running the
 #   tests-integration `cluster` tests of that topology (`#[ignore]`d in the normal run) and stopped after. It prints
 #   the tests' `cluster-figures:` lines (failover times, lost, duplicates) and the RSS of the cluster's JVMs.
 #   When another version follows, the cluster step runs in the background beside that version's tests (the
 #   cluster has its own ports and brokers); its output is printed once it is done, and its exit code counts.
+#   The next version's own cluster step waits for it (one cluster instance at a time).
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -327,14 +327,8 @@ for v in "${exact[@]}"; do
   fi
   if [[ "$rc" == 0 && "${RMQ_CLUSTER_STEP:-1}" == 1 ]]; then
     topologies=()
-    if [[ "$v" == 5.* ]]; then
-      topologies=(master-slave controller)
-    elif [[ "${RMQ_CLUSTER_ALL_LINES:-0}" == 1 ]]; then
-      topologies=(master-slave)
-    else
-      say "cluster step: RocketMQ $v master-slave NOT run (not yet verified on this line; RMQ_CLUSTER_ALL_LINES=1 runs it)"
-      summary+=("RocketMQ $v: cluster step not run (RMQ_CLUSTER_ALL_LINES=1 runs master-slave)")
-    fi
+    # 4.9.x has no controller (DLedger-free automatic failover is 5.x only).
+    if [[ "$v" == 5.* ]]; then topologies=(master-slave controller); else topologies=(master-slave); fi
     if [[ ${#topologies[@]} -gt 0 && "$v" != "${exact[${#exact[@]}-1]}" ]]; then
       # The cluster has ports and brokers of its own: its tests run beside the next version's.
       cluster_log="$(mktemp)"
@@ -342,7 +336,9 @@ for v in "${exact[@]}"; do
       ( trap - EXIT INT TERM; cluster_steps "$v" "${topologies[@]}" ) >"$cluster_log" 2>&1 &
       cluster_pid=$!
     elif [[ ${#topologies[@]} -gt 0 ]]; then
-      cluster_steps "$v" "${topologies[@]}" || rc=$?
+      # One cluster at a time: they share the cluster instance's ports.
+      join_cluster || rc=$?
+      [[ "$rc" == 0 ]] && { cluster_steps "$v" "${topologies[@]}" || rc=$?; }
       mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
     fi
   fi
