@@ -4,13 +4,11 @@
 //! Its own test binary, named to run last in this crate: it kills broker-a, so nothing else may run against
 //! the broker at the same time (cargo runs test binaries one after another).
 
-mod broker;
-
 use std::time::{Duration, Instant};
 
-use broker::{CALL, env, pull_request};
 use rmq_protocol::header::GetMaxOffsetRequestHeader;
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
+use rmq_testkit::raw::{CALL, RawEnv, pull_request};
 use rmq_testkit::{BROKER_A, admin, unique_name};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -28,7 +26,7 @@ async fn killing_the_broker_fails_pending_calls_promptly_and_calls_recover() {
 }
 
 async fn scenario() {
-    let env = env().await;
+    let env = RawEnv::new().await;
     let topic = unique_name("restart");
     let group = unique_name("restart_g");
     admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 1)

@@ -10,6 +10,11 @@
 //! * [`client`]: bounded waits, a fresh client instance, a minimal consumer handle (for the
 //!   crates above `rmq-client-core`).
 //! * [`registered_brokers`]: what the name server currently lists (raw, std-only request).
+//! * [`raw`]: raw sends and pulls through a bare remoting client.
+//! * [`loopback`]: a scripted remoting server on 127.0.0.1 for transport tests.
+//! * [`wait`]: time limits for tests and bounded waits for a condition.
+//! * [`env`]: the shared end-to-end environment (broker, admin instance, topics, producers, raw
+//!   reads of the broker's store).
 //! * [`secure`]: a second, secured local RocketMQ (ACL + TLS + mTLS) for the security tests.
 //!
 //! ```no_run
@@ -26,11 +31,17 @@ pub mod admin;
 mod broker;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "env")]
+pub mod env;
+pub mod loopback;
 mod names;
 pub mod proxy;
+#[cfg(feature = "remoting")]
+pub mod raw;
 mod script;
 #[cfg(feature = "secure")]
 pub mod secure;
+pub mod wait;
 mod wire;
 
 pub use broker::{

@@ -1,46 +1,59 @@
-//! Shared helpers for the real-broker tests: raw send / pull built from the
-//! typed headers, and broker discovery through the name server.
-
-#![allow(dead_code, unreachable_pub)]
+//! Raw broker calls for the transport's own tests: sends and pulls built from the typed headers
+//! and put on the wire through a bare [`RemotingClient`], no client instance in between.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use rmq_protocol::header::{
-    PullMessageRequestHeader, PullMessageResponseHeader, SendMessageRequestHeaderV2,
-    SendMessageResponseHeader, pull_sys_flag,
+    GetMaxOffsetRequestHeader, OffsetResponseHeader, PullMessageRequestHeader,
+    PullMessageResponseHeader, SendMessageRequestHeaderV2, SendMessageResponseHeader,
+    pull_sys_flag,
 };
 use rmq_protocol::message::encode_properties;
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use rmq_remoting::{ClientOptions, RemotingClient};
 
+/// Bound of one raw call.
 pub const CALL: Duration = Duration::from_secs(10);
 
-pub struct Env {
+/// A bare remoting client and the addresses of the test broker.
+#[derive(Debug)]
+pub struct RawEnv {
+    /// The client every raw call goes through.
     pub client: RemotingClient,
+    /// Name server address, `host:port`.
     pub namesrv: String,
+    /// The test broker's address (broker-a, even when the cluster has a second broker).
     pub broker: String,
+    /// The test broker's name.
     pub broker_name: String,
 }
 
-/// Connects to the test broker (started once per process by the test kit):
-/// broker-a, even when the cluster has a second broker.
-pub async fn env() -> Env {
-    let broker = rmq_testkit::broker().await;
-    let namesrv = broker.namesrv_addr.clone();
-    let client = RemotingClient::new(ClientOptions::default());
-    rmq_testkit::admin::wait_for_route(&client, &namesrv, "TBW102", CALL)
-        .await
-        .expect("the name server routes TBW102 once a broker registered");
-    Env {
-        client,
-        namesrv,
-        broker: broker.broker_addr.clone(),
-        broker_name: broker.broker_name.clone(),
+impl RawEnv {
+    /// Connects to the test broker (started once per process) and waits until the name server
+    /// routes `TBW102`, i.e. a broker registered.
+    ///
+    /// # Panics
+    ///
+    /// When there is no broker or no route within [`CALL`].
+    pub async fn new() -> RawEnv {
+        let broker = crate::broker().await;
+        let namesrv = broker.namesrv_addr.clone();
+        let client = RemotingClient::new(ClientOptions::default());
+        crate::admin::wait_for_route(&client, &namesrv, "TBW102", CALL)
+            .await
+            .expect("the name server routes TBW102 once a broker registered");
+        RawEnv {
+            client,
+            namesrv,
+            broker: broker.broker_addr.clone(),
+            broker_name: broker.broker_name.clone(),
+        }
     }
 }
 
+/// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -49,16 +62,25 @@ pub fn now_ms() -> i64 {
 }
 
 /// What a raw send puts on the wire.
+#[derive(Debug)]
 pub struct RawSend<'a> {
+    /// Topic.
     pub topic: &'a str,
+    /// Queue id.
     pub queue_id: i32,
+    /// Message system flags (compression, transaction type).
     pub sys_flag: i32,
+    /// The user flag.
     pub flag: i32,
+    /// Born timestamp, ms.
     pub born_timestamp: i64,
+    /// Message properties.
     pub properties: HashMap<String, String>,
+    /// Body.
     pub body: Bytes,
 }
 
+/// A SEND_MESSAGE_V2 request for `s` (producer group `rmq_raw_producer`).
 pub fn send_request(s: &RawSend<'_>) -> RemotingCommand {
     let header = SendMessageRequestHeaderV2 {
         producer_group: "rmq_raw_producer".into(),
@@ -79,7 +101,12 @@ pub fn send_request(s: &RawSend<'_>) -> RemotingCommand {
     RemotingCommand::request(RequestCode::SEND_MESSAGE_V2, &header).with_body(s.body.clone())
 }
 
-pub async fn raw_send(env: &Env, s: &RawSend<'_>) -> SendMessageResponseHeader {
+/// Sends `s` to the test broker.
+///
+/// # Panics
+///
+/// When the broker does not store it.
+pub async fn raw_send(env: &RawEnv, s: &RawSend<'_>) -> SendMessageResponseHeader {
     let response = env
         .client
         .invoke_expect(&env.broker, send_request(s), CALL, &[ResponseCode::SUCCESS])
@@ -88,6 +115,7 @@ pub async fn raw_send(env: &Env, s: &RawSend<'_>) -> SendMessageResponseHeader {
     response.decode_header().expect("send response header")
 }
 
+/// A PULL_MESSAGE request of `max` messages from `offset`, long-polling `suspend_ms` when > 0.
 pub fn pull_request(
     group: &str,
     topic: &str,
@@ -119,9 +147,13 @@ pub fn pull_request(
     RemotingCommand::request(RequestCode::PULL_MESSAGE, &header)
 }
 
-/// One raw pull (no long polling): the response code, header and body.
+/// One raw pull from the test broker (no long polling): the response code, header and body.
+///
+/// # Panics
+///
+/// When the pull is not answered or its header does not decode.
 pub async fn raw_pull(
-    env: &Env,
+    env: &RawEnv,
     group: &str,
     topic: &str,
     queue_id: i32,
@@ -139,4 +171,26 @@ pub async fn raw_pull(
         .expect("pull answered");
     let header = response.decode_header().expect("pull response header");
     (response.response_code(), header, response.body)
+}
+
+/// The committed max offset of queue `queue_id` of `topic` on the broker at `addr` (raw
+/// GET_MAX_OFFSET without a broker name: messages written so far).
+///
+/// # Panics
+///
+/// When the query fails.
+pub async fn max_offset(client: &RemotingClient, addr: &str, topic: &str, queue_id: i32) -> i64 {
+    let header = GetMaxOffsetRequestHeader {
+        topic: topic.into(),
+        queue_id,
+        committed: Some(true),
+        broker_name: None,
+    };
+    let request = RemotingCommand::request(RequestCode::GET_MAX_OFFSET, &header);
+    let response = client
+        .invoke_expect(addr, request, CALL, &[ResponseCode::SUCCESS])
+        .await
+        .expect("max offset");
+    let head: OffsetResponseHeader = response.decode_header().expect("offset header");
+    head.offset
 }
