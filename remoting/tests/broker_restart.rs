@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rmq_protocol::header::GetMaxOffsetRequestHeader;
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use rmq_testkit::raw::{CALL, RawEnv, pull_request};
-use rmq_testkit::{BROKER_A, admin, unique_name};
+use rmq_testkit::{BROKER_A, unique_name};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "stops a local broker: run alone by the broker-fault step of scripts/test.sh (cargo test -- --ignored)"]
@@ -27,11 +27,8 @@ async fn killing_the_broker_fails_pending_calls_promptly_and_calls_recover() {
 
 async fn scenario() {
     let env = RawEnv::new().await;
-    let topic = unique_name("restart");
+    let topic = env.topic("restart", 1).await;
     let group = unique_name("restart_g");
-    admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 1)
-        .await
-        .unwrap();
 
     // A long-polling pull on an empty queue: the broker holds it for 60 s,
     // the client would wait 75 s.

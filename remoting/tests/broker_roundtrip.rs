@@ -102,11 +102,8 @@ struct Sent {
 async fn send_v2_then_pull_back_field_by_field() {
     tokio::time::timeout(TEST_TIMEOUT, async {
         let env = RawEnv::new().await;
-        let topic = unique_name("roundtrip");
+        let topic = env.topic("roundtrip", 2).await;
         let group = unique_name("roundtrip_g");
-        admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 2)
-            .await
-            .unwrap();
 
         let compressible: Bytes = "compress me please; ".repeat(600).into_bytes().into(); // 12 000 bytes
         let mebibyte: Bytes = (0..1024 * 1024)
@@ -279,11 +276,8 @@ async fn send_v2_then_pull_back_field_by_field() {
 async fn pull_at_and_past_the_end() {
     tokio::time::timeout(TEST_TIMEOUT, async {
         let env = RawEnv::new().await;
-        let topic = unique_name("end");
+        let topic = env.topic("end", 1).await;
         let group = unique_name("end_g");
-        admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 1)
-            .await
-            .unwrap();
         for i in 0..3 {
             raw_send(
                 &env,
@@ -368,11 +362,8 @@ async fn unsupported_request_code_is_a_typed_error() {
 async fn two_hundred_concurrent_invokes_on_one_connection() {
     tokio::time::timeout(TEST_TIMEOUT, async {
         let env = RawEnv::new().await;
-        let topic = unique_name("concurrent");
+        let topic = env.topic("concurrent", 4).await;
         let group = unique_name("concurrent_g");
-        admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 4)
-            .await
-            .unwrap();
         let connections_before = env.client.connection_count();
         let mut tasks = Vec::new();
         for i in 0..200_i32 {

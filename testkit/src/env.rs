@@ -133,6 +133,23 @@ impl Env {
         f(builder).start().await.expect("producer starts")
     }
 
+    /// Sends `n` messages of `topic` with bodies `body(index)` one after the other, through a
+    /// producer of its own that is shut down afterwards.
+    ///
+    /// # Panics
+    ///
+    /// When the producer does not start, a send fails or the shutdown fails.
+    pub async fn produce(&self, topic: &str, n: usize, body: impl Fn(usize) -> String) {
+        let producer = self.producer().await;
+        for i in 0..n {
+            producer
+                .send(Message::new(topic, body(i)))
+                .await
+                .unwrap_or_else(|e| panic!("send {i} of {n} to {topic}: {e}"));
+        }
+        producer.shutdown().await.expect("producer shutdown");
+    }
+
     /// Sends `n` messages built by `build(index)` (all of one topic, no delay level) in batches of
     /// at most 100 (at least 16 batches when `n` allows), four batches in flight; the producer
     /// spreads the batches over the topic's queues.

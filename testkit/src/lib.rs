@@ -15,6 +15,8 @@
 //! * [`wait`]: time limits for tests and bounded waits for a condition.
 //! * [`env`]: the shared end-to-end environment (broker, admin instance, topics, producers, raw
 //!   reads of the broker's store).
+//! * [`grpc`]: endpoint, typed topics and receiving for the tests against the 5.x gRPC proxy.
+//! * [`orderly`]: ordered sends and a recording orderly listener.
 //! * [`secure`]: a second, secured local RocketMQ (ACL + TLS + mTLS) for the security tests.
 //!
 //! ```no_run
@@ -33,8 +35,12 @@ mod broker;
 pub mod client;
 #[cfg(feature = "env")]
 pub mod env;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod loopback;
 mod names;
+#[cfg(feature = "orderly")]
+pub mod orderly;
 pub mod proxy;
 #[cfg(feature = "remoting")]
 pub mod raw;

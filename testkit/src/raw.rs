@@ -53,6 +53,21 @@ impl RawEnv {
     }
 }
 
+impl RawEnv {
+    /// A fresh topic with `queues` queues on the test broker, routed when this returns.
+    ///
+    /// # Panics
+    ///
+    /// When the topic cannot be created.
+    pub async fn topic(&self, prefix: &str, queues: i32) -> String {
+        let topic = crate::unique_name(prefix);
+        crate::admin::create_topic(&self.client, &self.namesrv, &self.broker, &topic, queues)
+            .await
+            .unwrap_or_else(|e| panic!("create topic {topic}: {e}"));
+        topic
+    }
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     SystemTime::now()
