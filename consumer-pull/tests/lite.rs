@@ -10,7 +10,7 @@ use rmq_consumer_pull::{
     ConsumeFrom, Error, LitePullConsumer, LitePullConsumerBuilder, MessageExt,
 };
 use rmq_testkit::env::{Env, body, count_once, send_batches, send_to};
-use rmq_testkit::wait::{TEST_TIMEOUT, within};
+use rmq_testkit::wait::{TEST_TIMEOUT, poll_until, within};
 use tokio::sync::mpsc;
 
 /// A lite consumer of `group` on the test broker, reading from the first
@@ -107,16 +107,21 @@ async fn two_subscribers_split_the_queues_then_one_takes_over() {
 
         // The group splits the 4 queues once both see each other (the
         // broker notifies `a` when `b` joins).
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let (qa, qb) = (a.assignment(), b.assignment());
-            let all: BTreeSet<_> = qa.iter().chain(&qb).collect();
-            if qa.len() == 2 && qb.len() == 2 && all.len() == 4 {
-                break;
-            }
-            assert!(Instant::now() < deadline, "no split: a={qa:?} b={qb:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            "the group splits the queues",
+            || async {
+                let (qa, qb) = (a.assignment(), b.assignment());
+                let all: BTreeSet<_> = qa.iter().chain(&qb).collect();
+                if qa.len() == 2 && qb.len() == 2 && all.len() == 4 {
+                    Ok(())
+                } else {
+                    Err(format!("no split: a={qa:?} b={qb:?}"))
+                }
+            },
+        )
+        .await;
         assert_ne!(a.client_id(), b.client_id());
 
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -253,15 +258,16 @@ async fn slow_stream_reader_keeps_the_buffer_bounded() {
         };
         // Nobody reads yet: the buffer fills up to the total limit, then
         // pulling stops.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while check(&c).total < TOTAL {
-            assert!(
-                Instant::now() < deadline,
-                "buffer never filled: {:?}",
-                c.buffered()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            "the buffer fills up to the total limit",
+            || async {
+                let s = check(&c);
+                if s.total < TOTAL { Err(s) } else { Ok(()) }
+            },
+        )
+        .await;
         // The limit holds by reservation: the peak (which every later check
         // sees too) never passes it.
         let full = check(&c);

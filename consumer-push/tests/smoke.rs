@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rmq_consumer_push::{ConsumeFrom, ConsumeResult, PushConsumer, listener_fn};
 use rmq_testkit::env::Env;
-use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, poll_until, within};
 
 const MESSAGES: usize = 1000;
 const QUEUES: i32 = 4;
@@ -57,19 +57,23 @@ async fn thousand_messages_over_four_queues_consumed_once() {
             consumer.inspect()
         );
 
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-        loop {
-            let n = seen.lock().unwrap().len();
-            if n == MESSAGES {
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "only {n} of {MESSAGES} consumed; queues: {:#?}",
-                consumer.inspect()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(120),
+            Duration::from_millis(50),
+            "every message consumed",
+            || async {
+                let n = seen.lock().unwrap().len();
+                if n == MESSAGES {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "only {n} of {MESSAGES} consumed; queues: {:#?}",
+                        consumer.inspect()
+                    ))
+                }
+            },
+        )
+        .await;
         // Every queue empty and committed up to where it pulled.
         wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
@@ -96,15 +100,7 @@ async fn thousand_messages_over_four_queues_consumed_once() {
         }
 
         // No task of the consumer outlives shutdown.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while metrics.num_alive_tasks() > baseline {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{} tasks alive after shutdown, {baseline} before start",
-                metrics.num_alive_tasks()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_tasks_back_to(&metrics, baseline).await;
         env.shutdown().await;
     })
     .await;
@@ -159,19 +155,23 @@ async fn failed_messages_come_back_once_via_retry() {
             .await
             .expect("consumer starts");
 
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-        loop {
-            let total: usize = log.lock().unwrap().values().map(Vec::len).sum();
-            if total >= N + N / 10 {
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{total} deliveries so far; queues: {:#?}",
-                consumer.inspect()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        poll_until(
+            Duration::from_secs(120),
+            Duration::from_millis(100),
+            "every delivery and redelivery",
+            || async {
+                let total: usize = log.lock().unwrap().values().map(Vec::len).sum();
+                if total >= N + N / 10 {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{total} deliveries so far; queues: {:#?}",
+                        consumer.inspect()
+                    ))
+                }
+            },
+        )
+        .await;
         wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
 
@@ -224,21 +224,26 @@ async fn shutdown_abandons_stuck_listener_calls() {
             }))
             .await
             .expect("consumer starts");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let snaps: Vec<_> = consumer
-                .inspect()
-                .into_iter()
-                .filter(|s| s.queue.topic == topic)
-                .collect();
-            if snaps.len() == 1 && snaps[0].count == 1 && snaps[0].committed_offset == Some(2) {
-                assert_eq!(snaps[0].in_flight, 1);
-                assert_eq!(snaps[0].min_offset, Some(2));
-                break;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "{snaps:#?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            "all but the stuck message consumed and committed",
+            || async {
+                let snaps: Vec<_> = consumer
+                    .inspect()
+                    .into_iter()
+                    .filter(|s| s.queue.topic == topic)
+                    .collect();
+                if snaps.len() == 1 && snaps[0].count == 1 && snaps[0].committed_offset == Some(2) {
+                    assert_eq!(snaps[0].in_flight, 1);
+                    assert_eq!(snaps[0].min_offset, Some(2));
+                    Ok(())
+                } else {
+                    Err(format!("{snaps:#?}"))
+                }
+            },
+        )
+        .await;
         let started = tokio::time::Instant::now();
         consumer.shutdown().await.expect("shutdown");
         let took = started.elapsed();
@@ -249,15 +254,7 @@ async fn shutdown_abandons_stuck_listener_calls() {
         assert!(took < Duration::from_secs(10), "bounded: {took:?}");
         let committed = env.committed_offset(&group, &env.mq(&topic, 0)).await;
         assert_eq!(committed, Some(2), "the stuck message is not committed");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while metrics.num_alive_tasks() > baseline {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{} tasks alive after shutdown, {baseline} before start",
-                metrics.num_alive_tasks()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_tasks_back_to(&metrics, baseline).await;
         env.shutdown().await;
     })
     .await;
@@ -313,14 +310,20 @@ async fn broadcasting_delivers_everything_to_every_member() {
             logs.push(log);
         }
         env.produce(&topic, N, |i| format!("{i}")).await;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        while logs.iter().any(|l| l.lock().unwrap().len() < N) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "not everything delivered"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            "everything delivered to every member",
+            || async {
+                let got: Vec<usize> = logs.iter().map(|l| l.lock().unwrap().len()).collect();
+                if got.iter().all(|n| *n >= N) {
+                    Ok(())
+                } else {
+                    Err(format!("delivered per member: {got:?} of {N}"))
+                }
+            },
+        )
+        .await;
         for c in &consumers {
             c.shutdown().await.expect("shutdown");
         }
@@ -343,21 +346,42 @@ async fn broadcasting_delivers_everything_to_every_member() {
 /// consumed (or handed back) and committed. A queue that never consumed has
 /// nothing to commit.
 async fn wait_all_committed(consumer: &PushConsumer) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let snaps = consumer.inspect();
-        let done = snaps.iter().all(|s| {
-            s.count == 0
-                && s.committed_offset
-                    .is_none_or(|c| Some(c) == s.next_pull_offset)
-        });
-        if done {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not everything committed: {snaps:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        "everything committed",
+        || async {
+            let snaps = consumer.inspect();
+            let done = snaps.iter().all(|s| {
+                s.count == 0
+                    && s.committed_offset
+                        .is_none_or(|c| Some(c) == s.next_pull_offset)
+            });
+            if done {
+                Ok(())
+            } else {
+                Err(format!("{snaps:#?}"))
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits (bounded) until no more tasks are alive than `baseline` (before the consumer started):
+/// no task of the consumer outlives its shutdown.
+async fn wait_tasks_back_to(metrics: &tokio::runtime::RuntimeMetrics, baseline: usize) {
+    poll_until(
+        Duration::from_secs(5),
+        Duration::from_millis(20),
+        "no task alive after shutdown beyond those before start",
+        || async {
+            let alive = metrics.num_alive_tasks();
+            if alive > baseline {
+                Err(format!("{alive} tasks alive, {baseline} before start"))
+            } else {
+                Ok(())
+            }
+        },
+    )
+    .await;
 }
