@@ -10,7 +10,6 @@ use rmq_client_core::{ClientInstance, PullStatus, now_ms};
 use rmq_producer::{Message, Producer, ProducerBuilder};
 use rmq_protocol::header::{
     PullMessageRequestHeader, PullMessageResponseHeader, QueryConsumerOffsetRequestHeader,
-    pull_sys_flag,
 };
 use rmq_protocol::message::decode_messages;
 use rmq_protocol::{MessageExt, MessageQueue, RemotingCommand, RequestCode, ResponseCode};
@@ -24,7 +23,7 @@ const BATCH: usize = 100;
 const MIN_BATCHES: usize = 16;
 /// Batch sends in flight at once in [`Env::send_spread`].
 const IN_FLIGHT: usize = 4;
-use crate::raw::CALL;
+use crate::raw::{CALL, pull_header};
 
 /// One message a test sent: its index in the test's sequence and where the broker stored it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,19 +356,8 @@ impl Env {
         let mut out = Vec::new();
         loop {
             let header = PullMessageRequestHeader {
-                consumer_group: "rmq_producer_test_reader".into(),
-                topic: topic.into(),
-                queue_id,
-                queue_offset: offset,
-                max_msg_nums: 32,
-                sys_flag: pull_sys_flag::build(false, false, true, false, false),
-                commit_offset: 0,
-                suspend_timeout_millis: 0,
-                subscription: Some("*".into()),
                 sub_version: now_ms(),
-                expression_type: Some("TAG".into()),
-                max_msg_bytes: None,
-                broker_name: None,
+                ..pull_header("rmq_producer_test_reader", topic, queue_id, offset, 32)
             };
             let request = RemotingCommand::request(RequestCode::PULL_MESSAGE, &header);
             let response = self
@@ -446,19 +434,9 @@ impl Env {
             let mut offset = 0;
             loop {
                 let header = PullMessageRequestHeader {
-                    consumer_group: "rmq_it_raw_reader".into(),
-                    topic: topic.into(),
-                    queue_id,
-                    queue_offset: offset,
-                    max_msg_nums: 32,
-                    sys_flag: pull_sys_flag::build(false, false, true, false, false),
-                    commit_offset: 0,
-                    suspend_timeout_millis: 0,
-                    subscription: Some("*".into()),
                     sub_version: now_ms(),
-                    expression_type: Some("TAG".into()),
-                    max_msg_bytes: None,
                     broker_name: Some(qd.broker_name.clone()),
+                    ..pull_header("rmq_it_raw_reader", topic, queue_id, offset, 32)
                 };
                 let r = self
                     .admin

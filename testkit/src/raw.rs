@@ -130,6 +130,33 @@ pub async fn raw_send(env: &RawEnv, s: &RawSend<'_>) -> SendMessageResponseHeade
     response.decode_header().expect("send response header")
 }
 
+/// The header of a plain pull of `max` messages of queue `queue_id` of `topic` from `offset`:
+/// subscription `*` (TAG) sent along, no long polling, no offset commit, no broker name. Callers
+/// change what they need with struct update syntax.
+pub fn pull_header(
+    group: &str,
+    topic: &str,
+    queue_id: i32,
+    offset: i64,
+    max: i32,
+) -> PullMessageRequestHeader {
+    PullMessageRequestHeader {
+        consumer_group: group.into(),
+        topic: topic.into(),
+        queue_id,
+        queue_offset: offset,
+        max_msg_nums: max,
+        sys_flag: pull_sys_flag::SUBSCRIPTION,
+        commit_offset: 0,
+        suspend_timeout_millis: 0,
+        subscription: Some("*".into()),
+        sub_version: 0,
+        expression_type: Some("TAG".into()),
+        max_msg_bytes: None,
+        broker_name: None,
+    }
+}
+
 /// A PULL_MESSAGE request of `max` messages from `offset`, long-polling `suspend_ms` when > 0.
 pub fn pull_request(
     group: &str,
@@ -140,24 +167,14 @@ pub fn pull_request(
     suspend_ms: i64,
 ) -> RemotingCommand {
     let header = PullMessageRequestHeader {
-        consumer_group: group.into(),
-        topic: topic.into(),
-        queue_id,
-        queue_offset: offset,
-        max_msg_nums: max,
         sys_flag: pull_sys_flag::SUBSCRIPTION
             | if suspend_ms > 0 {
                 pull_sys_flag::SUSPEND
             } else {
                 0
             },
-        commit_offset: 0,
         suspend_timeout_millis: suspend_ms,
-        subscription: Some("*".into()),
-        sub_version: 0,
-        expression_type: Some("TAG".into()),
-        max_msg_bytes: None,
-        broker_name: None,
+        ..pull_header(group, topic, queue_id, offset, max)
     };
     RemotingCommand::request(RequestCode::PULL_MESSAGE, &header)
 }
