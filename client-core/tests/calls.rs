@@ -7,28 +7,14 @@ use bytes::Bytes;
 use rmq_client_core::{ClientInstance, PullStatus, SendStatus, now_ms};
 use rmq_protocol::header::{
     BoundaryType, CreateTopicRequestHeader, PullMessageRequestHeader,
-    QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader, pull_sys_flag,
+    QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader,
 };
 use rmq_protocol::message::property;
 use rmq_protocol::{MessageQueue, ResponseCode};
 use rmq_testkit::client::{create_topic, instance, poll_until, send_header, within};
 
 fn pull_header(group: &str, topic: &str, queue_id: i32, offset: i64) -> PullMessageRequestHeader {
-    PullMessageRequestHeader {
-        consumer_group: group.into(),
-        topic: topic.into(),
-        queue_id,
-        queue_offset: offset,
-        max_msg_nums: 32,
-        sys_flag: pull_sys_flag::build(false, false, true, false, false),
-        commit_offset: 0,
-        suspend_timeout_millis: 0,
-        subscription: Some("*".into()),
-        sub_version: 0,
-        expression_type: Some("TAG".into()),
-        max_msg_bytes: None,
-        broker_name: None,
-    }
+    rmq_testkit::raw::pull_header(group, topic, queue_id, offset, 32)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,13 +2,12 @@
 //! from min to max offset, long polling, consume offsets, tag re-check,
 //! send-back, broadcasting offsets in a local file.
 
-mod support;
-
 use std::time::{Duration, Instant, SystemTime};
 
 use rmq_consumer_pull::{Expression, MessageModel, PullConsumer, PullStatus};
 use rmq_producer::Message;
-use support::{TEST_TIMEOUT, body, count_once, env, send_batches, send_to, within};
+use rmq_testkit::env::{Env, body, count_once, send_batches, send_to};
+use rmq_testkit::wait::{TEST_TIMEOUT, within};
 
 const MESSAGES: usize = 5000;
 const QUEUES: i32 = 4;
@@ -16,7 +15,7 @@ const QUEUES: i32 = 4;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn walks_every_queue_min_to_max_and_long_polls() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("pull_walk", QUEUES).await;
         let producer = env.producer().await;
         let sent = send_batches(&producer, &topic, "w", MESSAGES).await;
@@ -147,7 +146,7 @@ async fn walks_every_queue_min_to_max_and_long_polls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consume_offsets_tags_search_and_send_back() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("pull_offsets", 1).await;
         let queue = env.queues(&topic, 1).remove(0);
         let producer = env.producer().await;
@@ -260,7 +259,7 @@ async fn consume_offsets_tags_search_and_send_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broadcasting_offsets_live_in_a_local_file() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("pull_bcast", 2).await;
         let queues = env.queues(&topic, 2);
         let dir = tempfile::tempdir().expect("tempdir");
@@ -296,7 +295,7 @@ async fn broadcasting_offsets_live_in_a_local_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_side_reset_replaces_the_consume_offset() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("pull_reset", 1).await;
         let queue = env.queues(&topic, 1).remove(0);
         let producer = env.producer().await;

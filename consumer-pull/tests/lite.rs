@@ -2,8 +2,6 @@
 //! takeover, assign + seek, stream backpressure, commit semantics,
 //! pause/resume.
 
-mod support;
-
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -11,7 +9,8 @@ use futures::StreamExt;
 use rmq_consumer_pull::{
     ConsumeFrom, Error, LitePullConsumer, LitePullConsumerBuilder, MessageExt,
 };
-use support::{Env, TEST_TIMEOUT, body, count_once, env, send_batches, send_to, within};
+use rmq_testkit::env::{Env, body, count_once, send_batches, send_to};
+use rmq_testkit::wait::{TEST_TIMEOUT, poll_until, within};
 use tokio::sync::mpsc;
 
 /// A lite consumer of `group` on the test broker, reading from the first
@@ -99,7 +98,7 @@ async fn receive_all(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_subscribers_split_the_queues_then_one_takes_over() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_group", 4).await;
         let group = rmq_testkit::unique_name("lite_group");
         let sub = |b: LitePullConsumerBuilder| b.subscribe(topic.as_str(), "*").pull_batch_size(32);
@@ -108,16 +107,21 @@ async fn two_subscribers_split_the_queues_then_one_takes_over() {
 
         // The group splits the 4 queues once both see each other (the
         // broker notifies `a` when `b` joins).
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let (qa, qb) = (a.assignment(), b.assignment());
-            let all: BTreeSet<_> = qa.iter().chain(&qb).collect();
-            if qa.len() == 2 && qb.len() == 2 && all.len() == 4 {
-                break;
-            }
-            assert!(Instant::now() < deadline, "no split: a={qa:?} b={qb:?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            "the group splits the queues",
+            || async {
+                let (qa, qb) = (a.assignment(), b.assignment());
+                let all: BTreeSet<_> = qa.iter().chain(&qb).collect();
+                if qa.len() == 2 && qb.len() == 2 && all.len() == 4 {
+                    Ok(())
+                } else {
+                    Err(format!("no split: a={qa:?} b={qb:?}"))
+                }
+            },
+        )
+        .await;
         assert_ne!(a.client_id(), b.client_id());
 
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -156,7 +160,7 @@ async fn two_subscribers_split_the_queues_then_one_takes_over() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn assign_and_seek_replay_and_skip() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_seek", 2).await;
         let queues = env.queues(&topic, 2);
         let (q0, q1) = (queues[0].clone(), queues[1].clone());
@@ -232,7 +236,7 @@ async fn slow_stream_reader_keeps_the_buffer_bounded() {
     const TOTAL: usize = 50;
     const MESSAGES: usize = 600;
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_backpressure", 4).await;
         let producer = env.producer().await;
         let sent = send_batches(&producer, &topic, "bp", MESSAGES).await;
@@ -254,15 +258,16 @@ async fn slow_stream_reader_keeps_the_buffer_bounded() {
         };
         // Nobody reads yet: the buffer fills up to the total limit, then
         // pulling stops.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while check(&c).total < TOTAL {
-            assert!(
-                Instant::now() < deadline,
-                "buffer never filled: {:?}",
-                c.buffered()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            "the buffer fills up to the total limit",
+            || async {
+                let s = check(&c);
+                if s.total < TOTAL { Err(s) } else { Ok(()) }
+            },
+        )
+        .await;
         // The limit holds by reservation: the peak (which every later check
         // sees too) never passes it.
         let full = check(&c);
@@ -308,7 +313,7 @@ async fn slow_stream_reader_keeps_the_buffer_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commit_semantics() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_commit", 1).await;
         let q = env.queues(&topic, 1).remove(0);
         let producer = env.producer().await;
@@ -374,7 +379,7 @@ async fn commit_semantics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_queue_delivers_nothing_until_resumed() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_pause", 2).await;
         let queues = env.queues(&topic, 2);
         let (q0, q1) = (queues[0].clone(), queues[1].clone());
@@ -413,7 +418,7 @@ async fn paused_queue_delivers_nothing_until_resumed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_poll_loses_nothing() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_cancel", 1).await;
         let q = env.queues(&topic, 1).remove(0);
         let group = rmq_testkit::unique_name("lite_cancel");
@@ -468,7 +473,7 @@ async fn collect_within(c: &LitePullConsumer, n: usize, limit: Duration) -> Vec<
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_side_reset_rewinds_the_running_consumer() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         let topic = env.topic("lite_reset", 2).await;
         let queues = env.queues(&topic, 2);
         let producer = env.producer().await;

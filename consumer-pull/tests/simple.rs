@@ -4,8 +4,6 @@
 //! killed member's messages coming back to the others (5.x); the typed
 //! refusal of a 4.x broker.
 
-mod support;
-
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -13,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use rmq_consumer_pull::{Expression, MaxReconsume, SimpleConsumer, SimpleConsumerBuilder};
-use support::{Env, TEST_TIMEOUT, body, count_once, env, send_batches, within};
+use rmq_testkit::env::{Env, body, count_once, send_batches};
+use rmq_testkit::wait::{TEST_TIMEOUT, within};
 use tokio::sync::mpsc;
 
 /// A simple consumer of `group` reading `topic`, waiting 2 s per receive,
@@ -56,7 +55,7 @@ async fn receive_one(
 #[ignore = "4.x only (a 5.x broker pops): scripts/test.sh runs it on 4.9.x (cargo test -- --ignored)"]
 async fn four_x_broker_refuses_with_a_typed_error() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         assert!(
             !is_v5(&env),
             "needs a 4.x broker; this one is {}",
@@ -82,7 +81,7 @@ async fn four_x_broker_refuses_with_a_typed_error() {
 #[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
 async fn six_members_on_four_queues_all_receive_each_message_acked_once() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         assert!(
             is_v5(&env),
             "pop needs RocketMQ 5; this broker is {}",
@@ -152,7 +151,7 @@ async fn six_members_on_four_queues_all_receive_each_message_acked_once() {
 #[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
 async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         assert!(
             is_v5(&env),
             "pop needs RocketMQ 5; this broker is {}",
@@ -224,7 +223,7 @@ async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
 #[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
 async fn always_failing_goes_to_the_dlq_after_max_reconsume_times() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         assert!(
             is_v5(&env),
             "pop needs RocketMQ 5; this broker is {}",
@@ -283,7 +282,7 @@ async fn child_holds_messages() {
         return;
     };
     let want: usize = want.parse().expect("count");
-    let env = env().await;
+    let env = Env::new().await;
     let c = simple(&env, &group, &topic, |b| b).await;
     let mut held = Vec::new();
     while held.len() < want {
@@ -301,7 +300,7 @@ async fn child_holds_messages() {
 #[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
 async fn killed_members_messages_come_back_to_the_others() {
     within(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = Env::new().await;
         assert!(
             is_v5(&env),
             "pop needs RocketMQ 5; this broker is {}",

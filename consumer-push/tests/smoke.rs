@@ -7,58 +7,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmq_consumer_push::{ConsumeFrom, ConsumeResult, PushConsumer, listener_fn};
-use rmq_producer::{Message, Producer};
-use rmq_protocol::header::{
-    GetMaxOffsetRequestHeader, OffsetResponseHeader, QueryConsumerOffsetRequestHeader,
-};
-use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
-use rmq_remoting::{ClientOptions, RemotingClient};
-use rmq_testkit::client::within_limit as within;
+use rmq_testkit::env::Env;
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, poll_until, within};
 
-const TEST_TIMEOUT: Duration = Duration::from_secs(300);
 const MESSAGES: usize = 1000;
 const QUEUES: i32 = 4;
 
-async fn offset_call(remoting: &RemotingClient, addr: &str, request: RemotingCommand) -> i64 {
-    let response = remoting
-        .invoke(addr, request, Duration::from_secs(5))
-        .await
-        .expect("offset call");
-    assert_eq!(
-        response.response_code(),
-        ResponseCode::SUCCESS,
-        "offset call answered {:?} {:?}",
-        response.response_code(),
-        response.remark
-    );
-    let h: OffsetResponseHeader = response.decode_header().expect("offset header");
-    h.offset
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousand_messages_over_four_queues_consumed_once() {
-    within(TEST_TIMEOUT, async {
-        let broker = rmq_testkit::broker().await;
-        let ns = broker.namesrv_addr.clone();
-        let remoting = RemotingClient::new(ClientOptions::default());
-        let topic = rmq_testkit::unique_name("cp_smoke");
-        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, QUEUES)
-            .await
-            .expect("create topic");
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        let ns = env.namesrv().to_owned();
+        let topic = env.topic("cp_smoke", QUEUES).await;
 
-        let producer = Producer::builder()
-            .group(rmq_testkit::unique_name("pg"))
-            .namesrv_addr(ns.clone())
-            .start()
-            .await
-            .expect("producer starts");
-        for i in 0..MESSAGES {
-            producer
-                .send(Message::new(topic.as_str(), format!("m-{i}")))
-                .await
-                .expect("send");
-        }
-        producer.shutdown().await.expect("producer shutdown");
+        env.produce(&topic, MESSAGES, |i| format!("m-{i}")).await;
 
         let metrics = tokio::runtime::Handle::current().metrics();
         let baseline = metrics.num_alive_tasks();
@@ -95,19 +57,23 @@ async fn thousand_messages_over_four_queues_consumed_once() {
             consumer.inspect()
         );
 
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-        loop {
-            let n = seen.lock().unwrap().len();
-            if n == MESSAGES {
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "only {n} of {MESSAGES} consumed; queues: {:#?}",
-                consumer.inspect()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(120),
+            Duration::from_millis(50),
+            "every message consumed",
+            || async {
+                let n = seen.lock().unwrap().len();
+                if n == MESSAGES {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "only {n} of {MESSAGES} consumed; queues: {:#?}",
+                        consumer.inspect()
+                    ))
+                }
+            },
+        )
+        .await;
         // Every queue empty and committed up to where it pulled.
         wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
@@ -126,50 +92,16 @@ async fn thousand_messages_over_four_queues_consumed_once() {
         }
 
         for queue_id in 0..QUEUES {
-            let max = offset_call(
-                &remoting,
-                &broker.broker_addr,
-                RemotingCommand::request(
-                    RequestCode::GET_MAX_OFFSET,
-                    &GetMaxOffsetRequestHeader {
-                        topic: topic.clone(),
-                        queue_id,
-                        committed: Some(true),
-                        broker_name: Some(broker.broker_name.clone()),
-                    },
-                ),
-            )
-            .await;
-            let committed = offset_call(
-                &remoting,
-                &broker.broker_addr,
-                RemotingCommand::request(
-                    RequestCode::QUERY_CONSUMER_OFFSET,
-                    &QueryConsumerOffsetRequestHeader {
-                        consumer_group: group.clone(),
-                        topic: topic.clone(),
-                        queue_id,
-                        set_zero_if_not_found: None,
-                        broker_name: Some(broker.broker_name.clone()),
-                    },
-                ),
-            )
-            .await;
+            let mq = env.mq(&topic, queue_id);
+            let max = env.max_offset(&mq).await;
+            let committed = env.committed_offset(&group, &mq).await;
             assert!(max > 0, "queue {queue_id} got messages");
-            assert_eq!(committed, max, "queue {queue_id}: committed offset");
+            assert_eq!(committed, Some(max), "queue {queue_id}: committed offset");
         }
 
         // No task of the consumer outlives shutdown.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while metrics.num_alive_tasks() > baseline {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{} tasks alive after shutdown, {baseline} before start",
-                metrics.num_alive_tasks()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        remoting.shutdown().await;
+        wait_tasks_back_to(&metrics, baseline).await;
+        env.shutdown().await;
     })
     .await;
 }
@@ -179,28 +111,12 @@ async fn thousand_messages_over_four_queues_consumed_once() {
 /// and its original topic; nothing is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_messages_come_back_once_via_retry() {
-    within(TEST_TIMEOUT, async {
+    within(LONG_TEST_TIMEOUT, async {
         const N: usize = 50;
-        let broker = rmq_testkit::broker().await;
-        let ns = broker.namesrv_addr.clone();
-        let remoting = RemotingClient::new(ClientOptions::default());
-        let topic = rmq_testkit::unique_name("cp_retry");
-        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, 2)
-            .await
-            .expect("create topic");
-        let producer = Producer::builder()
-            .group(rmq_testkit::unique_name("pg"))
-            .namesrv_addr(ns.clone())
-            .start()
-            .await
-            .expect("producer starts");
-        for i in 0..N {
-            producer
-                .send(Message::new(topic.as_str(), format!("{i}")))
-                .await
-                .expect("send");
-        }
-        producer.shutdown().await.expect("producer shutdown");
+        let env = Env::new().await;
+        let ns = env.namesrv().to_owned();
+        let topic = env.topic("cp_retry", 2).await;
+        env.produce(&topic, N, |i| format!("{i}")).await;
 
         // body → (topic, reconsume_times) of every delivery
         type Log = Arc<Mutex<HashMap<usize, Vec<(String, i32)>>>>;
@@ -239,19 +155,23 @@ async fn failed_messages_come_back_once_via_retry() {
             .await
             .expect("consumer starts");
 
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-        loop {
-            let total: usize = log.lock().unwrap().values().map(Vec::len).sum();
-            if total >= N + N / 10 {
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{total} deliveries so far; queues: {:#?}",
-                consumer.inspect()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        poll_until(
+            Duration::from_secs(120),
+            Duration::from_millis(100),
+            "every delivery and redelivery",
+            || async {
+                let total: usize = log.lock().unwrap().values().map(Vec::len).sum();
+                if total >= N + N / 10 {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{total} deliveries so far; queues: {:#?}",
+                        consumer.inspect()
+                    ))
+                }
+            },
+        )
+        .await;
         wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
 
@@ -268,7 +188,7 @@ async fn failed_messages_come_back_once_via_retry() {
                 assert_eq!(deliveries, &vec![(topic.clone(), 0)], "message {i}");
             }
         }
-        remoting.shutdown().await;
+        env.shutdown().await;
     })
     .await;
 }
@@ -278,27 +198,11 @@ async fn failed_messages_come_back_once_via_retry() {
 /// uncommitted (the committed offset does not pass it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_abandons_stuck_listener_calls() {
-    within(TEST_TIMEOUT, async {
-        let broker = rmq_testkit::broker().await;
-        let ns = broker.namesrv_addr.clone();
-        let remoting = RemotingClient::new(ClientOptions::default());
-        let topic = rmq_testkit::unique_name("cp_stuck");
-        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, 1)
-            .await
-            .expect("create topic");
-        let producer = Producer::builder()
-            .group(rmq_testkit::unique_name("pg"))
-            .namesrv_addr(ns.clone())
-            .start()
-            .await
-            .expect("producer starts");
-        for i in 0..5 {
-            producer
-                .send(Message::new(topic.as_str(), format!("{i}")))
-                .await
-                .expect("send");
-        }
-        producer.shutdown().await.expect("producer shutdown");
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        let ns = env.namesrv().to_owned();
+        let topic = env.topic("cp_stuck", 1).await;
+        env.produce(&topic, 5, |i| format!("{i}")).await;
         let metrics = tokio::runtime::Handle::current().metrics();
         let baseline = metrics.num_alive_tasks();
 
@@ -320,21 +224,26 @@ async fn shutdown_abandons_stuck_listener_calls() {
             }))
             .await
             .expect("consumer starts");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let snaps: Vec<_> = consumer
-                .inspect()
-                .into_iter()
-                .filter(|s| s.queue.topic == topic)
-                .collect();
-            if snaps.len() == 1 && snaps[0].count == 1 && snaps[0].committed_offset == Some(2) {
-                assert_eq!(snaps[0].in_flight, 1);
-                assert_eq!(snaps[0].min_offset, Some(2));
-                break;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "{snaps:#?}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            "all but the stuck message consumed and committed",
+            || async {
+                let snaps: Vec<_> = consumer
+                    .inspect()
+                    .into_iter()
+                    .filter(|s| s.queue.topic == topic)
+                    .collect();
+                if snaps.len() == 1 && snaps[0].count == 1 && snaps[0].committed_offset == Some(2) {
+                    assert_eq!(snaps[0].in_flight, 1);
+                    assert_eq!(snaps[0].min_offset, Some(2));
+                    Ok(())
+                } else {
+                    Err(format!("{snaps:#?}"))
+                }
+            },
+        )
+        .await;
         let started = tokio::time::Instant::now();
         consumer.shutdown().await.expect("shutdown");
         let took = started.elapsed();
@@ -343,32 +252,10 @@ async fn shutdown_abandons_stuck_listener_calls() {
             "waited for the listener: {took:?}"
         );
         assert!(took < Duration::from_secs(10), "bounded: {took:?}");
-        let committed = offset_call(
-            &remoting,
-            &broker.broker_addr,
-            RemotingCommand::request(
-                RequestCode::QUERY_CONSUMER_OFFSET,
-                &QueryConsumerOffsetRequestHeader {
-                    consumer_group: group.clone(),
-                    topic: topic.clone(),
-                    queue_id: 0,
-                    set_zero_if_not_found: None,
-                    broker_name: Some(broker.broker_name.clone()),
-                },
-            ),
-        )
-        .await;
-        assert_eq!(committed, 2, "the stuck message is not committed");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while metrics.num_alive_tasks() > baseline {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{} tasks alive after shutdown, {baseline} before start",
-                metrics.num_alive_tasks()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        remoting.shutdown().await;
+        let committed = env.committed_offset(&group, &env.mq(&topic, 0)).await;
+        assert_eq!(committed, Some(2), "the stuck message is not committed");
+        wait_tasks_back_to(&metrics, baseline).await;
+        env.shutdown().await;
     })
     .await;
 }
@@ -378,15 +265,11 @@ async fn shutdown_abandons_stuck_listener_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broadcasting_delivers_everything_to_every_member() {
     use rmq_consumer_push::{ClientConfig, MessageModel};
-    within(TEST_TIMEOUT, async {
+    within(LONG_TEST_TIMEOUT, async {
         const N: usize = 20;
-        let broker = rmq_testkit::broker().await;
-        let ns = broker.namesrv_addr.clone();
-        let remoting = RemotingClient::new(ClientOptions::default());
-        let topic = rmq_testkit::unique_name("cp_bcast");
-        rmq_testkit::admin::create_topic(&remoting, &ns, &broker.broker_addr, &topic, 2)
-            .await
-            .expect("create topic");
+        let env = Env::new().await;
+        let ns = env.namesrv().to_owned();
+        let topic = env.topic("cp_bcast", 2).await;
         let group = rmq_testkit::unique_name("cg");
         let dir = std::env::temp_dir().join(rmq_testkit::unique_name("cp_offsets"));
         let mut consumers = Vec::new();
@@ -426,27 +309,21 @@ async fn broadcasting_delivers_everything_to_every_member() {
             consumers.push(c);
             logs.push(log);
         }
-        let producer = Producer::builder()
-            .group(rmq_testkit::unique_name("pg"))
-            .namesrv_addr(ns.clone())
-            .start()
-            .await
-            .expect("producer starts");
-        for i in 0..N {
-            producer
-                .send(Message::new(topic.as_str(), format!("{i}")))
-                .await
-                .expect("send");
-        }
-        producer.shutdown().await.expect("producer shutdown");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-        while logs.iter().any(|l| l.lock().unwrap().len() < N) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "not everything delivered"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        env.produce(&topic, N, |i| format!("{i}")).await;
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            "everything delivered to every member",
+            || async {
+                let got: Vec<usize> = logs.iter().map(|l| l.lock().unwrap().len()).collect();
+                if got.iter().all(|n| *n >= N) {
+                    Ok(())
+                } else {
+                    Err(format!("delivered per member: {got:?} of {N}"))
+                }
+            },
+        )
+        .await;
         for c in &consumers {
             c.shutdown().await.expect("shutdown");
         }
@@ -459,7 +336,7 @@ async fn broadcasting_delivers_everything_to_every_member() {
         let files = std::fs::read_dir(&dir).expect("offset dir").count();
         assert_eq!(files, 2, "one offset directory per client id");
         std::fs::remove_dir_all(&dir).ok();
-        remoting.shutdown().await;
+        env.shutdown().await;
     })
     .await;
 }
@@ -469,21 +346,42 @@ async fn broadcasting_delivers_everything_to_every_member() {
 /// consumed (or handed back) and committed. A queue that never consumed has
 /// nothing to commit.
 async fn wait_all_committed(consumer: &PushConsumer) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let snaps = consumer.inspect();
-        let done = snaps.iter().all(|s| {
-            s.count == 0
-                && s.committed_offset
-                    .is_none_or(|c| Some(c) == s.next_pull_offset)
-        });
-        if done {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not everything committed: {snaps:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        "everything committed",
+        || async {
+            let snaps = consumer.inspect();
+            let done = snaps.iter().all(|s| {
+                s.count == 0
+                    && s.committed_offset
+                        .is_none_or(|c| Some(c) == s.next_pull_offset)
+            });
+            if done {
+                Ok(())
+            } else {
+                Err(format!("{snaps:#?}"))
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits (bounded) until no more tasks are alive than `baseline` (before the consumer started):
+/// no task of the consumer outlives its shutdown.
+async fn wait_tasks_back_to(metrics: &tokio::runtime::RuntimeMetrics, baseline: usize) {
+    poll_until(
+        Duration::from_secs(5),
+        Duration::from_millis(20),
+        "no task alive after shutdown beyond those before start",
+        || async {
+            let alive = metrics.num_alive_tasks();
+            if alive > baseline {
+                Err(format!("{alive} tasks alive, {baseline} before start"))
+            } else {
+                Ok(())
+            }
+        },
+    )
+    .await;
 }

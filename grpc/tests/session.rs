@@ -6,9 +6,6 @@ use std::time::Duration;
 
 use rmq_client_core::ClientInstance;
 use rmq_grpc::{ClientSettings, Error, GrpcConfig, Session, proto, resource};
-use rmq_protocol::RemotingCommand;
-use rmq_protocol::RequestCode;
-use rmq_protocol::header::CreateTopicRequestHeader;
 use rmq_testkit::client::{instance as test_instance, within};
 use rmq_testkit::{broker, unique_name};
 
@@ -23,27 +20,16 @@ fn endpoint() -> String {
 /// Creates `topic` (4 queues) with its 5.x message type (`NORMAL`, `FIFO`, `DELAY`).
 async fn create_typed_topic(instance: &ClientInstance, topic: &str, message_type: &str) {
     let b = broker().await;
-    let mut header = CreateTopicRequestHeader::new(topic, 4);
-    header.attributes = Some(format!("+message.type={message_type}"));
-    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
-    instance
-        .remoting()
-        .invoke_expect(
-            &b.broker_addr,
-            request,
-            Duration::from_secs(5),
-            &[rmq_protocol::ResponseCode::SUCCESS],
-        )
-        .await
-        .expect("topic created");
-    rmq_testkit::admin::wait_for_route(
+    rmq_testkit::admin::create_typed_topic(
         instance.remoting(),
         &b.namesrv_addr,
+        &b.broker_addr,
         topic,
-        Duration::from_secs(15),
+        4,
+        message_type,
     )
     .await
-    .expect("topic routed");
+    .expect("topic created and routed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,5 @@
 //! The offset stores against the real broker (rmq-testkit).
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -9,17 +7,17 @@ use rmq_offset_store::{
     Error, LocalFileOffsetStore, OffsetStore, PersistMode, ReadOffsetType, RemoteBrokerOffsetStore,
 };
 use rmq_protocol::MessageQueue;
-use support::{poll_until, setup, within};
+use rmq_testkit::client::{TestConsumer, consumer_setup, poll_until, within};
 
 fn queue(topic: &str, id: i32) -> MessageQueue {
-    // `setup` has started the broker, so this does not block.
+    // `consumer_setup` has started the broker, so this does not block.
     MessageQueue::new(topic, &rmq_testkit::ensure_broker().broker_name, id)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persisted_offset_is_read_by_a_fresh_store() {
     within(60, "persist + read", async {
-        let (i, topic, group) = setup("os_rt", 2).await;
+        let (i, topic, group) = consumer_setup("os_rt", 2).await;
         let mq = queue(&topic, 0);
         let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
         store.load().await.unwrap();
@@ -99,7 +97,7 @@ async fn persisted_offset_is_read_by_a_fresh_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_group_reads_none() {
     within(60, "not found", async {
-        let (i, topic, _group) = setup("os_nf", 1).await;
+        let (i, topic, _group) = consumer_setup("os_nf", 1).await;
         let never = rmq_testkit::unique_name("GID_never");
         let store = RemoteBrokerOffsetStore::new(i.clone(), &never);
         let got = store
@@ -127,7 +125,7 @@ async fn unknown_group_reads_none() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn persist_all_stores_held_queues_and_forgets_the_rest() {
     within(60, "persist_all", async {
-        let (i, topic, group) = setup("os_all", 4).await;
+        let (i, topic, group) = consumer_setup("os_all", 4).await;
         let mqs: Vec<MessageQueue> = (0..4).map(|q| queue(&topic, q)).collect();
         let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
         for (n, mq) in (10..).zip(&mqs) {
@@ -188,12 +186,12 @@ async fn persist_all_stores_held_queues_and_forgets_the_rest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_groups_first_persist_of_many_queues_keeps_every_queue() {
     within(90, "first persists", async {
-        let (i, topic, _) = setup("os_first", 16).await;
+        let (i, topic, _) = consumer_setup("os_first", 16).await;
         let mqs: Vec<MessageQueue> = (0..16).map(|q| queue(&topic, q)).collect();
         for round in 0..12 {
             let group = rmq_testkit::unique_name("GID_os_first");
             // 5.x stores offsets only for a group that has heartbeated.
-            i.register_consumer(&group, support::TestConsumer::new(&group, &topic))
+            i.register_consumer(&group, TestConsumer::new(&group, &topic))
                 .await
                 .expect("consumer registered");
             let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
@@ -223,7 +221,7 @@ async fn a_groups_first_persist_of_many_queues_keeps_every_queue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_broker_is_a_typed_error_and_partial_persists_report_it() {
     within(60, "unknown broker", async {
-        let (i, topic, group) = setup("os_nb", 1).await;
+        let (i, topic, group) = consumer_setup("os_nb", 1).await;
         let good = queue(&topic, 0);
         let bad = MessageQueue::new(&topic, "no-such-broker", 0);
         let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
@@ -259,7 +257,7 @@ async fn unknown_broker_is_a_typed_error_and_partial_persists_report_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broadcasting_store_survives_recreation() {
     within(60, "local store", async {
-        let (i, topic, group) = setup("os_bc", 4).await;
+        let (i, topic, group) = consumer_setup("os_bc", 4).await;
         let dir = tempfile::tempdir().unwrap();
         // The queues come from the real route, as a broadcasting consumer takes them.
         let mqs = i.route(&topic).await.unwrap().subscribe_queues().to_vec();

@@ -2,19 +2,18 @@
 //! concurrent sends grouped into SEND_BATCH_MESSAGE, each caller answered
 //! with its own message id and offset, every message stored exactly once.
 
-mod support;
-
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures::future::join_all;
 use rmq_producer::{Message, SendStatus};
-use support::{TEST_TIMEOUT, within};
+use rmq_testkit::env::Env;
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_sends_are_batched_and_each_caller_gets_its_own_result() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("batching", 4).await;
         let p = env
             .producer_with(|b| b.batching(Duration::from_millis(20), 32, 256 * 1024))
@@ -71,8 +70,8 @@ async fn concurrent_sends_are_batched_and_each_caller_gets_its_own_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lone_send_waits_at_most_the_linger_and_shutdown_flushes() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("batching_lone", 1).await;
         let p = env
             .producer_with(|b| b.batching(Duration::from_millis(50), 64, 256 * 1024))

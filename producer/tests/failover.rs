@@ -1,21 +1,20 @@
 //! Two brokers: one is killed mid-run, sends continue on the other with no
 //! error reaching the caller. Needs the local script's second broker.
 
-mod support;
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmq_producer::Message;
+use rmq_testkit::env::Env;
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
 use rmq_testkit::{BROKER_B, kill_broker, second_broker};
-use support::{TEST_TIMEOUT, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sends_continue_when_one_broker_dies() {
-    within(TEST_TIMEOUT + Duration::from_secs(300), async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT + Duration::from_secs(300), async {
+        let env = Env::new().await;
         let broker_b = second_broker().await;
         let topic = rmq_testkit::unique_name("failover");
         env.topic_on(&topic, &env.broker.broker_addr, 4).await;

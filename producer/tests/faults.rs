@@ -1,14 +1,13 @@
 //! Retries, fault handling and dead brokers, through the testkit's fault
 //! proxy in front of the real name server and broker.
 
-mod support;
-
 use std::time::Duration;
 
 use rmq_producer::{Error, Message, Producer};
 use rmq_protocol::{RequestCode, ResponseCode};
+use rmq_testkit::env::Env;
 use rmq_testkit::proxy::{FaultProxy, Rule};
-use support::{TEST_TIMEOUT, within};
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
 
 const SEND: RequestCode = RequestCode::SEND_MESSAGE_V2;
 const SEND_TIMEOUT: Duration = Duration::from_secs(2);
@@ -22,8 +21,8 @@ fn attempts(e: &Error) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_follow_the_java_rules_and_dead_brokers_fail_in_time() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("faults", 4).await;
         let proxy = FaultProxy::start(&env.broker.namesrv_addr)
             .await
@@ -113,7 +112,7 @@ async fn retries_follow_the_java_rules_and_dead_brokers_fail_in_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_name_server_fails_fast_with_a_clear_error() {
-    within(TEST_TIMEOUT, async {
+    within(LONG_TEST_TIMEOUT, async {
         // Port 1 on loopback: nothing listens.
         let p = Producer::builder()
             .group(rmq_testkit::unique_name("pg"))

@@ -1,17 +1,16 @@
 //! Start and shutdown: the broker lists the producer while it runs and
 //! forgets it after `shutdown()`; shut-down producers refuse sends.
 
-mod support;
-
 use std::time::Duration;
 
 use rmq_producer::{Error, Message, Producer};
-use support::{TEST_TIMEOUT, within};
+use rmq_testkit::env::Env;
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broker_lists_the_producer_until_shutdown() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("lifecycle", 1).await;
         let group = rmq_testkit::unique_name("pg");
         let p = Producer::builder()

@@ -1,14 +1,13 @@
 //! Every send kind against the real broker: pulled back raw and checked.
 
-mod support;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
 use rmq_producer::{Error, InvalidMessage, Message, MessageQueue, SendStatus, hash_index};
 use rmq_protocol::message::property;
-use support::{TEST_TIMEOUT, within};
+use rmq_testkit::env::Env;
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
 
 fn is_java_id(id: &str) -> bool {
     (id.len() == 32 || id.len() == 56)
@@ -19,8 +18,8 @@ fn is_java_id(id: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_send_kind_delivers() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("kinds", 4).await;
         let p = env.producer().await;
         let mut expected: HashMap<String, (Message, Option<MessageQueue>)> = HashMap::new();
@@ -139,11 +138,11 @@ async fn every_send_kind_delivers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordered_send_keeps_key_order_in_hash_queue() {
-    within(TEST_TIMEOUT, async {
+    within(LONG_TEST_TIMEOUT, async {
         const KEYS: usize = 100;
         const PER_KEY: usize = 100;
         const TASKS: usize = 10;
-        let env = support::env().await;
+        let env = Env::new().await;
         let topic = env.topic("ordered", 8).await;
         let p = env.producer().await;
 
@@ -178,7 +177,7 @@ async fn ordered_send_keeps_key_order_in_hash_queue() {
             let mut stored = 0;
             for q in &queues {
                 stored += env
-                    .max_offset(&env.broker.broker_addr, &topic, q.queue_id)
+                    .max_offset_at(&env.broker.broker_addr, &topic, q.queue_id)
                     .await;
             }
             if usize::try_from(stored).is_ok_and(|n| n >= KEYS * PER_KEY) {
@@ -194,7 +193,7 @@ async fn ordered_send_keeps_key_order_in_hash_queue() {
         let mut total = 0;
         for q in &queues {
             let want = usize::try_from(
-                env.max_offset(&env.broker.broker_addr, &topic, q.queue_id)
+                env.max_offset_at(&env.broker.broker_addr, &topic, q.queue_id)
                     .await,
             )
             .expect("offset");
@@ -233,8 +232,8 @@ async fn ordered_send_keeps_key_order_in_hash_queue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delay_level_two_arrives_after_its_delay() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("delay", 1).await;
         let p = env.producer().await;
         let sent_at = tokio::time::Instant::now();
@@ -273,8 +272,8 @@ async fn delay_level_two_arrives_after_its_delay() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batch_of_100_lands_contiguously() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("batch", 2).await;
         let p = env.producer().await;
         for q in 0..2 {
@@ -324,10 +323,10 @@ async fn batch_of_100_lands_contiguously() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_tasks_share_one_producer() {
-    within(TEST_TIMEOUT, async {
+    within(LONG_TEST_TIMEOUT, async {
         const TASKS: usize = 64;
         const EACH: usize = 1000;
-        let env = support::env().await;
+        let env = Env::new().await;
         let topic = env.topic("concurrent", 8).await;
         let p = env.producer().await;
         let mut tasks = Vec::new();
@@ -356,7 +355,7 @@ async fn many_tasks_share_one_producer() {
         );
         let mut stored = 0;
         for q in 0..8 {
-            stored += env.max_offset(&env.broker.broker_addr, &topic, q).await;
+            stored += env.max_offset_at(&env.broker.broker_addr, &topic, q).await;
         }
         assert_eq!(stored, i64::try_from(TASKS * EACH).expect("n"));
         p.shutdown().await.expect("producer shutdown");
@@ -366,8 +365,8 @@ async fn many_tasks_share_one_producer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_topic_is_auto_created_through_tbw102() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = rmq_testkit::unique_name("auto");
         let p = env.producer().await;
         let r = p
@@ -399,8 +398,8 @@ async fn unknown_topic_is_auto_created_through_tbw102() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_messages_are_refused_and_handed_back() {
-    within(TEST_TIMEOUT, async {
-        let env = support::env().await;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
         let topic = env.topic("invalid", 1).await;
         let p = env.producer_with(|b| b.max_message_size(1024)).await;
 

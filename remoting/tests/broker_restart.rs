@@ -4,14 +4,12 @@
 //! Its own test binary, named to run last in this crate: it kills broker-a, so nothing else may run against
 //! the broker at the same time (cargo runs test binaries one after another).
 
-mod broker;
-
 use std::time::{Duration, Instant};
 
-use broker::{CALL, env, pull_request};
 use rmq_protocol::header::GetMaxOffsetRequestHeader;
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
-use rmq_testkit::{BROKER_A, admin, unique_name};
+use rmq_testkit::raw::{CALL, RawEnv, pull_request};
+use rmq_testkit::{BROKER_A, unique_name};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "stops a local broker: run alone by the broker-fault step of scripts/test.sh (cargo test -- --ignored)"]
@@ -28,12 +26,9 @@ async fn killing_the_broker_fails_pending_calls_promptly_and_calls_recover() {
 }
 
 async fn scenario() {
-    let env = env().await;
-    let topic = unique_name("restart");
+    let env = RawEnv::new().await;
+    let topic = env.topic("restart", 1).await;
     let group = unique_name("restart_g");
-    admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 1)
-        .await
-        .unwrap();
 
     // A long-polling pull on an empty queue: the broker holds it for 60 s,
     // the client would wait 75 s.

@@ -3,46 +3,23 @@
 //! offset-moved pulls, unsupported codes, and 200 concurrent invokes on one
 //! connection.
 
-mod broker;
-
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::time::Duration;
 
-use broker::{CALL, RawSend, env, now_ms, raw_pull, raw_send, send_request};
 use bytes::Bytes;
 use rmq_protocol::body::TopicRouteData;
-use rmq_protocol::header::{
-    GetMaxOffsetRequestHeader, OffsetResponseHeader, SendMessageResponseHeader,
-};
+use rmq_protocol::header::SendMessageResponseHeader;
 use rmq_protocol::message::{CompressionType, decode_messages, property, sys_flag};
 use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use rmq_remoting::Error;
+use rmq_testkit::raw::{CALL, RawEnv, RawSend, now_ms, raw_pull, raw_send, send_request};
 use rmq_testkit::{admin, unique_name};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(120);
 
-async fn max_offset(env: &broker::Env, topic: &str, queue_id: i32) -> i64 {
-    let header = GetMaxOffsetRequestHeader {
-        topic: topic.into(),
-        queue_id,
-        committed: Some(true),
-        broker_name: None,
-    };
-    let response = env
-        .client
-        .invoke_expect(
-            &env.broker,
-            RemotingCommand::request(RequestCode::GET_MAX_OFFSET, &header),
-            CALL,
-            &[ResponseCode::SUCCESS],
-        )
-        .await
-        .expect("max offset");
-    response
-        .decode_header::<OffsetResponseHeader>()
-        .expect("offset header")
-        .offset
+async fn max_offset(env: &RawEnv, topic: &str, queue_id: i32) -> i64 {
+    rmq_testkit::raw::max_offset(&env.client, &env.broker, topic, queue_id).await
 }
 
 /// Ignored in the normal run: on RocketMQ 4.9.7, in the full suite, the name
@@ -56,7 +33,7 @@ async fn max_offset(env: &broker::Env, topic: &str, queue_id: i32) -> i64 {
 #[ignore = "4.9.7 in the full suite: an auto-created topic is sometimes never routed (cause not found yet); scripts/test.sh runs it on 5.x"]
 async fn route_query_for_an_auto_created_topic() {
     tokio::time::timeout(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = RawEnv::new().await;
         let topic = unique_name("auto");
         // Unknown topic: the name server says TOPIC_NOT_EXIST.
         let before = admin::query_route(&env.client, &env.namesrv, &topic)
@@ -124,12 +101,9 @@ struct Sent {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_v2_then_pull_back_field_by_field() {
     tokio::time::timeout(TEST_TIMEOUT, async {
-        let env = env().await;
-        let topic = unique_name("roundtrip");
+        let env = RawEnv::new().await;
+        let topic = env.topic("roundtrip", 2).await;
         let group = unique_name("roundtrip_g");
-        admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 2)
-            .await
-            .unwrap();
 
         let compressible: Bytes = "compress me please; ".repeat(600).into_bytes().into(); // 12 000 bytes
         let mebibyte: Bytes = (0..1024 * 1024)
@@ -301,12 +275,9 @@ async fn send_v2_then_pull_back_field_by_field() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pull_at_and_past_the_end() {
     tokio::time::timeout(TEST_TIMEOUT, async {
-        let env = env().await;
-        let topic = unique_name("end");
+        let env = RawEnv::new().await;
+        let topic = env.topic("end", 1).await;
         let group = unique_name("end_g");
-        admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 1)
-            .await
-            .unwrap();
         for i in 0..3 {
             raw_send(
                 &env,
@@ -351,7 +322,7 @@ async fn pull_at_and_past_the_end() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_request_code_is_a_typed_error() {
     tokio::time::timeout(TEST_TIMEOUT, async {
-        let env = env().await;
+        let env = RawEnv::new().await;
         let request = RemotingCommand::new_request(RequestCode(9999));
         let err = env
             .client
@@ -390,12 +361,9 @@ async fn unsupported_request_code_is_a_typed_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_concurrent_invokes_on_one_connection() {
     tokio::time::timeout(TEST_TIMEOUT, async {
-        let env = env().await;
-        let topic = unique_name("concurrent");
+        let env = RawEnv::new().await;
+        let topic = env.topic("concurrent", 4).await;
         let group = unique_name("concurrent_g");
-        admin::create_topic(&env.client, &env.namesrv, &env.broker, &topic, 4)
-            .await
-            .unwrap();
         let connections_before = env.client.connection_count();
         let mut tasks = Vec::new();
         for i in 0..200_i32 {

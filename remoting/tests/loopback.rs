@@ -1,7 +1,5 @@
 //! `RemotingClient` against scripted servers on 127.0.0.1.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -10,7 +8,9 @@ use bytes::Bytes;
 use futures::future::join_all;
 use rmq_protocol::{LanguageCode, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use rmq_remoting::{ClientOptions, CloseReason, Error, RemotingClient, RpcHook};
-use support::{STEP, TestServer, echo, expect_eof, next_frame, send, serve_echo, within};
+use rmq_testkit::loopback::{
+    STEP, TestServer, echo, expect_eof, next_frame, send, serve_echo, within,
+};
 use tokio::io::AsyncWriteExt;
 
 const LONG: Duration = Duration::from_secs(20);

@@ -27,11 +27,73 @@ pub async fn create_topic(
     queues: i32,
 ) -> Result<(), AdminError> {
     let header = CreateTopicRequestHeader::new(topic, queues);
-    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
+    create_topic_with(client, namesrv_addr, broker_addr, &header).await
+}
+
+/// Like [`create_topic`], with the 5.x message type `message_type` (`NORMAL`, `FIFO`, `DELAY`,
+/// `TRANSACTION`: the topic attribute `+message.type`).
+///
+/// # Errors
+///
+/// The broker refusing the topic, or the route not appearing in time.
+pub async fn create_typed_topic(
+    client: &RemotingClient,
+    namesrv_addr: &str,
+    broker_addr: &str,
+    topic: &str,
+    queues: i32,
+    message_type: &str,
+) -> Result<(), AdminError> {
+    let mut header = CreateTopicRequestHeader::new(topic, queues);
+    header.attributes = Some(format!("+message.type={message_type}"));
+    create_topic_with(client, namesrv_addr, broker_addr, &header).await
+}
+
+/// Sends UPDATE_AND_CREATE_TOPIC with `header` to `broker_addr`, then waits (up to 15 s) for
+/// the topic's route.
+async fn create_topic_with(
+    client: &RemotingClient,
+    namesrv_addr: &str,
+    broker_addr: &str,
+    header: &CreateTopicRequestHeader,
+) -> Result<(), AdminError> {
+    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, header);
     client
         .invoke_expect(broker_addr, request, CALL_TIMEOUT, &[ResponseCode::SUCCESS])
         .await?;
-    wait_for_route(client, namesrv_addr, topic, Duration::from_secs(15)).await?;
+    wait_for_route(client, namesrv_addr, &header.topic, Duration::from_secs(15)).await?;
+    Ok(())
+}
+
+/// Creates (or updates) the subscription group `group` on the broker at `broker_addr` with
+/// orderly consumption (`consumeMessageOrderly`: the 5.x proxy then delivers a message group's
+/// next message only after the previous one is acked).
+///
+/// # Errors
+///
+/// The broker refusing the group.
+pub async fn create_orderly_group(
+    client: &RemotingClient,
+    broker_addr: &str,
+    group: &str,
+) -> Result<(), AdminError> {
+    // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200), body: Java SubscriptionGroupConfig.
+    let body = serde_json::json!({
+        "groupName": group,
+        "consumeEnable": true,
+        "consumeFromMinEnable": true,
+        "consumeBroadcastEnable": true,
+        "consumeMessageOrderly": true,
+        "retryQueueNums": 1,
+        "retryMaxTimes": 16,
+        "brokerId": 0,
+        "whichBrokerWhenConsumeSlowly": 1,
+        "notifyConsumerIdsChangedEnable": true,
+    });
+    let request = RemotingCommand::new_request(RequestCode(200)).with_body(body.to_string());
+    client
+        .invoke_expect(broker_addr, request, CALL_TIMEOUT, &[ResponseCode::SUCCESS])
+        .await?;
     Ok(())
 }
 

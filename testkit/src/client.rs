@@ -37,10 +37,7 @@ pub async fn within<F: Future>(secs: u64, what: &str, f: F) -> F::Output {
 ///
 /// When `fut` does not finish in time.
 pub async fn within_limit<F: Future>(limit: Duration, fut: F) -> F::Output {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(v) => v,
-        Err(_) => panic!("test did not finish within {limit:?}"),
-    }
+    crate::wait::within(limit, fut).await
 }
 
 /// Polls `check` every 100 ms until it returns true. Only for what the
@@ -123,6 +120,25 @@ pub async fn create_topic_on(
     )
     .await
     .expect("topic created");
+}
+
+/// A fresh instance (unique instance name from `tag`) with a registered [`TestConsumer`] of a
+/// fresh `queues`-queue topic: `(instance, topic, group)`. The topic is routed and the group
+/// exists on the broker when this returns.
+///
+/// # Panics
+///
+/// When the topic cannot be created or routed, or the consumer not registered.
+pub async fn consumer_setup(tag: &str, queues: i32) -> (ClientInstance, String, String) {
+    let i = instance(tag).await;
+    let topic = crate::unique_name(&format!("{tag}_t"));
+    let group = crate::unique_name(&format!("GID_{tag}"));
+    create_topic(&i, &topic, queues).await;
+    i.route(&topic).await.expect("route");
+    i.register_consumer(&group, TestConsumer::new(&group, &topic))
+        .await
+        .expect("consumer registered");
+    (i, topic, group)
 }
 
 /// The smallest consumer an instance can register: a clustering consumer

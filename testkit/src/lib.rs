@@ -10,6 +10,13 @@
 //! * [`client`]: bounded waits, a fresh client instance, a minimal consumer handle (for the
 //!   crates above `rmq-client-core`).
 //! * [`registered_brokers`]: what the name server currently lists (raw, std-only request).
+//! * [`raw`]: raw sends and pulls through a bare remoting client.
+//! * [`loopback`]: a scripted remoting server on 127.0.0.1 for transport tests.
+//! * [`wait`]: time limits for tests and bounded waits for a condition.
+//! * [`env`]: the shared end-to-end environment (broker, admin instance, topics, producers, raw
+//!   reads of the broker's store).
+//! * [`grpc`]: endpoint, typed topics and receiving for the tests against the 5.x gRPC proxy.
+//! * [`orderly`]: ordered sends and a recording orderly listener.
 //! * [`secure`]: a second, secured local RocketMQ (ACL + TLS + mTLS) for the security tests.
 //!
 //! ```no_run
@@ -26,11 +33,21 @@ pub mod admin;
 mod broker;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "env")]
+pub mod env;
+#[cfg(feature = "grpc")]
+pub mod grpc;
+pub mod loopback;
 mod names;
+#[cfg(feature = "orderly")]
+pub mod orderly;
 pub mod proxy;
+#[cfg(feature = "remoting")]
+pub mod raw;
 mod script;
 #[cfg(feature = "secure")]
 pub mod secure;
+pub mod wait;
 mod wire;
 
 pub use broker::{

@@ -1,7 +1,7 @@
 //! Support code for the end-to-end tests of the rmq push consumer (`tests/push_*.rs`) and for the
 //! `push-child` binary those tests run as a separate, killable consumer process.
 //!
-//! * [`Env`]: the real broker (started once per process by `rmq-testkit`), an admin
+//! * [`Env`] (from `rmq-testkit`): the real broker (started once per process), an admin
 //!   [`ClientInstance`](rmq_client_core::ClientInstance) to read broker state (committed offsets,
 //!   max offsets, consumer lists, raw pulls), topic creation and producers.
 //! * [`Recorder`]: what a listener saw, with awaitable conditions (no sleeps).
@@ -16,12 +16,10 @@
 
 pub mod child;
 pub mod consumer;
-mod env;
 pub mod java_peer;
 mod record;
 pub mod tx;
-mod wait;
 
-pub use env::{Env, Sent};
 pub use record::{Delivery, Recorder};
-pub use wait::{TEST_TIMEOUT, poll_until, within};
+pub use rmq_testkit::env::{Env, Sent};
+pub use rmq_testkit::wait::{TEST_TIMEOUT, poll_until, within};

@@ -18,7 +18,7 @@ use rmq_client_core::{ClientInstance, PullCounts, PullStatus, now_ms};
 use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
 use rmq_producer::{Message, Producer};
 use rmq_protocol::MessageQueue;
-use rmq_protocol::header::{PullMessageRequestHeader, pull_sys_flag};
+use rmq_protocol::header::PullMessageRequestHeader;
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder, poll_until, within};
 
@@ -102,19 +102,9 @@ async fn wait_slave_serves(env: &Env, slave: &str, topic: &str) {
         "the slave serves pulls of the topic",
         || async move {
             let header = PullMessageRequestHeader {
-                consumer_group: "rmq_it_raw_reader".into(),
-                topic: topic.into(),
-                queue_id: 0,
-                queue_offset: 0,
-                max_msg_nums: 1,
-                sys_flag: pull_sys_flag::build(false, false, true, false, false),
-                commit_offset: 0,
-                suspend_timeout_millis: 0,
-                subscription: Some("*".into()),
                 sub_version: now_ms(),
-                expression_type: Some("TAG".into()),
-                max_msg_bytes: None,
                 broker_name: Some(GROUP_A.into()),
+                ..rmq_testkit::raw::pull_header("rmq_it_raw_reader", topic, 0, 0, 1)
             };
             match env
                 .admin

@@ -6,18 +6,16 @@
 //! across three consumers. The proxy is `RMQ_PROXY_ENDPOINT`; 4.9.x has no
 //! proxy, so these are `#[ignore]`d and `scripts/test.sh` runs them on 5.x.
 
-mod grpc_support;
-
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use futures::StreamExt;
-use grpc_support::{INVISIBLE, endpoint, orderly_group, receive_ids, typed_topic};
 use rmq_consumer_pull::SimpleConsumer;
 use rmq_consumer_push::{ConsumeFrom, PushConsumer};
 use rmq_producer::{Message, MessageExt, Producer};
 use rmq_protocol::message::property;
 use rmq_testkit::client::within;
+use rmq_testkit::grpc::{INVISIBLE, endpoint, orderly_group, receive_ids, typed_topic};
 use rmq_testkit::{broker, unique_name};
 
 async fn grpc_producer() -> Producer {

@@ -4,8 +4,6 @@
 //! (`RMQ_PROXY=1 scripts/rocketmq-local.sh start`); 4.9.x has no proxy, so
 //! these are `#[ignore]`d and `scripts/test.sh` runs them on 5.x only.
 
-mod grpc_support;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -15,7 +13,7 @@ use rmq_protocol::message::property;
 use rmq_testkit::client::within;
 use rmq_testkit::{broker, unique_name};
 
-use grpc_support::{endpoint, typed_topic};
+use rmq_testkit::grpc::{endpoint, typed_topic};
 
 async fn grpc_producer() -> Producer {
     Producer::builder()

@@ -4,15 +4,13 @@
 //! hit the other gRPC tests. 5.x only (`#[ignore]`d; `scripts/test.sh` runs
 //! it with the proxy, with the instance's environment).
 
-mod grpc_support;
-
 use std::collections::HashSet;
 use std::time::Duration;
 
-use grpc_support::{INVISIBLE, endpoint, typed_topic};
 use rmq_consumer_pull::SimpleConsumer;
 use rmq_producer::{Message, Producer};
 use rmq_testkit::client::within;
+use rmq_testkit::grpc::{INVISIBLE, endpoint, typed_topic};
 use rmq_testkit::unique_name;
 
 const N: usize = 20;

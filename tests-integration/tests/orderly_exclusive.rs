@@ -2,18 +2,16 @@
 //! queue at overlapping times, while queues move between them (B joins, later B leaves). Every
 //! call records its interval; per queue the intervals must not overlap.
 
-mod orderly_support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use orderly_support::{
-    Calls, Recording, assert_no_overlap, builder, first_deliveries, key, per_key, send_ordered,
-    start, within,
-};
 use rmq_consumer_push::OrderlyResult;
-use rmq_tests_integration::{Env, TEST_TIMEOUT};
+use rmq_testkit::orderly::{
+    Calls, Recording, assert_no_overlap, builder, first_deliveries, key, per_key, send_ordered,
+    start,
+};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, within};
 
 const KEYS: usize = 40;
 const PER_KEY: usize = 20;

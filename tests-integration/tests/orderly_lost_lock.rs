@@ -5,21 +5,19 @@
 //! The consumers use a short lock lease (renewal every 1 s, lease 3 s) so the test takes
 //! seconds; the defaults (20 s / 30 s) behave the same, slower.
 
-mod orderly_support;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use orderly_support::{
-    Calls, PERSIST_INTERVAL, Recording, builder, builder_with, first_deliveries, key, per_key,
-    send_ordered, start, within,
-};
 use rmq_client_core::ClientConfig;
 use rmq_consumer_push::PushConsumer;
 use rmq_protocol::RequestCode;
+use rmq_testkit::orderly::{
+    Calls, PERSIST_INTERVAL, Recording, builder, builder_with, first_deliveries, key, per_key,
+    send_ordered, start,
+};
 use rmq_testkit::proxy::{FaultProxy, Rule};
-use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until, within};
 
 const QUEUES: i32 = 2;
 const KEYS: usize = 10;

@@ -3,17 +3,15 @@
 //! deliveries are in send order and nothing is lost; duplicates (only around the rebalances) are
 //! counted and printed.
 
-mod orderly_support;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use orderly_support::{
+use rmq_testkit::orderly::{
     Calls, Recording, assert_no_overlap, builder, first_deliveries, key, per_key, send_ordered,
-    start, within,
+    start,
 };
-use rmq_tests_integration::{Env, TEST_TIMEOUT};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, within};
 
 const KEYS: usize = 200;
 const PER_KEY: usize = 100;

@@ -3,16 +3,14 @@
 //! counted; past the max reconsume times the message goes to the group's DLQ and the queue goes
 //! on.
 
-mod orderly_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use orderly_support::{
-    Call, Calls, Recording, body, builder, key, parse, send_ordered, start, within,
-};
 use rmq_consumer_push::{MaxReconsume, OrderlyResult, dlq_topic};
-use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until};
+use rmq_testkit::orderly::{
+    Call, Calls, Recording, body, builder, key, parse, send_ordered, start,
+};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until, within};
 
 /// Deliveries of message `seq` as `(reconsume times, call)`.
 fn deliveries_of(calls: &[Call], seq: usize) -> Vec<(i32, &Call)> {

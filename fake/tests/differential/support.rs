@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rmq_client_core::{ClientConfig, ClientInstance, PullStatus};
 use rmq_fake::{BrokerFlavor, FakeCluster};
-use rmq_protocol::header::{PullMessageRequestHeader, pull_sys_flag};
+use rmq_protocol::header::PullMessageRequestHeader;
 use rmq_protocol::message::{parse_offset_msg_id, property};
 use rmq_protocol::{MessageExt, MessageQueue, RemotingCommand};
 use rmq_remoting::{ClientOptions, RemotingClient};
@@ -322,21 +322,7 @@ impl Target {
 /// A pull of 32 messages from `offset`, subscription `*` in the request, no
 /// hold, for a reader group of its own.
 fn raw_pull_header(topic: &str, queue_id: i32, offset: i64) -> PullMessageRequestHeader {
-    PullMessageRequestHeader {
-        consumer_group: "rmq_diff_raw_reader".into(),
-        topic: topic.into(),
-        queue_id,
-        queue_offset: offset,
-        max_msg_nums: 32,
-        sys_flag: pull_sys_flag::SUBSCRIPTION,
-        commit_offset: 0,
-        suspend_timeout_millis: 0,
-        subscription: Some("*".into()),
-        sub_version: 0,
-        expression_type: Some("TAG".into()),
-        max_msg_bytes: None,
-        broker_name: None,
-    }
+    rmq_testkit::raw::pull_header("rmq_diff_raw_reader", topic, queue_id, offset, 32)
 }
 
 /// What a scenario observed: one line per fact, compared in order.

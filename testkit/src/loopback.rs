@@ -1,5 +1,5 @@
-//! A scripted remoting server on 127.0.0.1:0 for the loopback tests.
-#![allow(dead_code, unreachable_pub)]
+//! A scripted remoting server on `127.0.0.1:0` for the transport's loopback tests: the test
+//! accepts each connection and reads and answers frames itself.
 
 use std::future::Future;
 use std::time::Duration;
@@ -17,7 +17,11 @@ pub type Peer = Framed<TcpStream, RemotingCodec>;
 /// How long a test step may take before the test fails.
 pub const STEP: Duration = Duration::from_secs(5);
 
-/// Runs a whole test under a timeout, so a deadlock fails instead of hanging.
+/// Runs a whole test under a 30 s timeout, so a deadlock fails instead of hanging.
+///
+/// # Panics
+///
+/// When `f` does not finish in time.
 pub async fn within<F: Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(30), f)
         .await
@@ -25,16 +29,25 @@ pub async fn within<F: Future>(f: F) -> F::Output {
 }
 
 /// A listener whose accepted connections are handed to the test.
+#[derive(Debug)]
 pub struct TestServer {
+    /// Its address, `127.0.0.1:<port>`.
     pub addr: String,
     accepted: mpsc::UnboundedReceiver<Peer>,
     task: JoinHandle<()>,
 }
 
 impl TestServer {
+    /// Listens on a free port of 127.0.0.1.
+    ///
+    /// # Panics
+    ///
+    /// When no port can be bound.
     pub async fn start() -> TestServer {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address").to_string();
         let (tx, accepted) = mpsc::unbounded_channel();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -51,6 +64,10 @@ impl TestServer {
     }
 
     /// The next accepted connection.
+    ///
+    /// # Panics
+    ///
+    /// When none arrives within [`STEP`].
     pub async fn accept(&mut self) -> Peer {
         tokio::time::timeout(STEP, self.accepted.recv())
             .await
@@ -73,6 +90,10 @@ impl Drop for TestServer {
 }
 
 /// The next frame from the client.
+///
+/// # Panics
+///
+/// When none arrives within [`STEP`], or the client closed or sent garbage.
 pub async fn next_frame(peer: &mut Peer) -> RemotingCommand {
     tokio::time::timeout(STEP, peer.next())
         .await
@@ -82,8 +103,12 @@ pub async fn next_frame(peer: &mut Peer) -> RemotingCommand {
 }
 
 /// Sends one frame to the client.
+///
+/// # Panics
+///
+/// When the write fails.
 pub async fn send(peer: &mut Peer, cmd: RemotingCommand) {
-    peer.send(cmd).await.unwrap();
+    peer.send(cmd).await.expect("frame sent to the client");
 }
 
 /// SUCCESS response echoing the request's body.
@@ -102,8 +127,11 @@ pub fn serve_echo(mut peer: Peer) -> JoinHandle<()> {
     })
 }
 
-/// Waits until the client closes the connection (EOF or reset), failing on
-/// any frame received meanwhile.
+/// Waits until the client closes the connection (EOF or reset).
+///
+/// # Panics
+///
+/// On any frame received meanwhile, or when the client keeps it open for [`STEP`].
 pub async fn expect_eof(peer: &mut Peer) {
     match tokio::time::timeout(STEP, peer.next()).await {
         Ok(None | Some(Err(_))) => {}

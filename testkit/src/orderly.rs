@@ -1,7 +1,5 @@
-//! Shared support of the orderly-consumption tests (`tests/orderly_*.rs`): ordered sends by key,
-//! an orderly consumer builder with the tests' defaults, and a recorder of listener calls.
-
-#![allow(dead_code)]
+//! What the orderly-consumption tests share: ordered sends by key, an orderly push consumer
+//! builder with the tests' defaults, and a recorder of listener calls.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -17,22 +15,22 @@ use rmq_consumer_push::{
 use rmq_producer::{Message, Producer, select_by_hash};
 
 /// How often the tests' consumers persist offsets (default 5 s).
-pub(crate) const PERSIST_INTERVAL: Duration = Duration::from_secs(1);
+pub const PERSIST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Body of message `seq` of `key`: `<key>:<seq>`.
-pub(crate) fn body(key: &str, seq: usize) -> String {
+pub fn body(key: &str, seq: usize) -> String {
     format!("{key}:{seq}")
 }
 
 /// Parses a body made by [`body`].
-pub(crate) fn parse(msg: &MessageExt) -> (String, usize) {
+pub fn parse(msg: &MessageExt) -> (String, usize) {
     let text = String::from_utf8_lossy(&msg.body).into_owned();
     let (key, seq) = text.rsplit_once(':').expect("body is <key>:<seq>");
     (key.to_owned(), seq.parse().expect("sequence number"))
 }
 
 /// The `i`-th key of a test.
-pub(crate) fn key(i: usize) -> String {
+pub fn key(i: usize) -> String {
     format!("k{i}")
 }
 
@@ -40,7 +38,7 @@ pub(crate) fn key(i: usize) -> String {
 /// `send_with_selector(select_by_hash(key))`; `parallel` keys are sent at
 /// once (each key's messages strictly one after the other). Returns the
 /// queue id of each key.
-pub(crate) async fn send_ordered(
+pub async fn send_ordered(
     producer: &Producer,
     topic: &str,
     keys: &[String],
@@ -78,11 +76,11 @@ pub(crate) async fn send_ordered(
 
 /// An orderly consumer of `topic` for the tests: own client instance, offsets
 /// persisted every second, starting at the first offset.
-pub(crate) fn builder(namesrv: &str, group: &str, topic: &str) -> PushConsumerBuilder {
+pub fn builder(namesrv: &str, group: &str, topic: &str) -> PushConsumerBuilder {
     builder_with(
         ClientConfig::builder()
             .namesrv_addr(namesrv)
-            .instance_name(rmq_testkit::unique_name("ord_c"))
+            .instance_name(crate::unique_name("ord_c"))
             .persist_consumer_offset_interval(PERSIST_INTERVAL)
             .build()
             .expect("client config"),
@@ -92,7 +90,7 @@ pub(crate) fn builder(namesrv: &str, group: &str, topic: &str) -> PushConsumerBu
 }
 
 /// [`builder`] with a given client configuration.
-pub(crate) fn builder_with(client: ClientConfig, group: &str, topic: &str) -> PushConsumerBuilder {
+pub fn builder_with(client: ClientConfig, group: &str, topic: &str) -> PushConsumerBuilder {
     PushConsumer::builder()
         .group(group.to_owned())
         .client_config(client)
@@ -102,24 +100,24 @@ pub(crate) fn builder_with(client: ClientConfig, group: &str, topic: &str) -> Pu
 
 /// One listener call.
 #[derive(Debug, Clone)]
-pub(crate) struct Call {
+pub struct Call {
     /// The test's label of the consumer.
-    pub(crate) consumer: usize,
+    pub consumer: usize,
     /// The queue id.
-    pub(crate) queue_id: i32,
+    pub queue_id: i32,
     /// `(key, seq, queue offset, reconsume times)` of each message.
-    pub(crate) msgs: Vec<(String, usize, i64, i32)>,
+    pub msgs: Vec<(String, usize, i64, i32)>,
     /// When the call started and ended.
-    pub(crate) start: Instant,
+    pub start: Instant,
     /// End of the call.
-    pub(crate) end: Instant,
+    pub end: Instant,
     /// What the listener answered.
-    pub(crate) result: OrderlyResult,
+    pub result: OrderlyResult,
 }
 
 /// Every listener call of a test, in start order.
 #[derive(Debug, Default)]
-pub(crate) struct Calls {
+pub struct Calls {
     calls: Mutex<Vec<Call>>,
 }
 
@@ -129,27 +127,22 @@ impl Calls {
     }
 
     /// A copy of the calls so far.
-    pub(crate) fn snapshot(&self) -> Vec<Call> {
+    pub fn snapshot(&self) -> Vec<Call> {
         self.lock().clone()
     }
 
     /// Messages delivered (counting every delivery).
-    pub(crate) fn deliveries(&self) -> usize {
+    pub fn deliveries(&self) -> usize {
         self.lock().iter().map(|c| c.msgs.len()).sum()
     }
 
     /// Distinct messages accepted (delivered in a call answered `Success`).
-    pub(crate) fn accepted(&self) -> usize {
+    pub fn accepted(&self) -> usize {
         accepted(&self.lock())
     }
 
     /// Waits until `pred` holds for the calls, polling every 20 ms; panics after `limit`.
-    pub(crate) async fn wait_for(
-        &self,
-        limit: Duration,
-        what: &str,
-        pred: impl Fn(&[Call]) -> bool,
-    ) {
+    pub async fn wait_for(&self, limit: Duration, what: &str, pred: impl Fn(&[Call]) -> bool) {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             if pred(&self.lock()) {
@@ -164,7 +157,7 @@ impl Calls {
     }
 
     /// Waits until `n` distinct messages were accepted.
-    pub(crate) async fn wait_accepted(&self, n: usize, limit: Duration) {
+    pub async fn wait_accepted(&self, n: usize, limit: Duration) {
         self.wait_for(limit, &format!("{n} messages accepted"), |calls| {
             accepted(calls) >= n
         })
@@ -173,7 +166,7 @@ impl Calls {
 }
 
 /// Distinct messages accepted (delivered in a call answered `Success`).
-pub(crate) fn accepted(calls: &[Call]) -> usize {
+pub fn accepted(calls: &[Call]) -> usize {
     let mut seen = std::collections::HashSet::new();
     for c in calls.iter().filter(|c| c.result == OrderlyResult::Success) {
         for (k, s, _, _) in &c.msgs {
@@ -184,20 +177,33 @@ pub(crate) fn accepted(calls: &[Call]) -> usize {
 }
 
 /// What a test listener answers for one call.
-pub(crate) type Decide = dyn Fn(&[MessageExt]) -> OrderlyResult + Send + Sync;
+pub type Decide = dyn Fn(&[MessageExt]) -> OrderlyResult + Send + Sync;
 
 /// A listener recording every call into `calls` as consumer `label`, answering with `decide`,
 /// after sleeping `delay` (to widen the call's interval).
-pub(crate) struct Recording {
-    pub(crate) label: usize,
-    pub(crate) calls: Arc<Calls>,
-    pub(crate) delay: Duration,
-    pub(crate) decide: Box<Decide>,
+pub struct Recording {
+    /// The test's label of the consumer.
+    pub label: usize,
+    /// Where the calls are recorded.
+    pub calls: Arc<Calls>,
+    /// How long each call sleeps before it answers.
+    pub delay: Duration,
+    /// What each call answers.
+    pub decide: Box<Decide>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("label", &self.label)
+            .field("delay", &self.delay)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Recording {
     /// Always `Success`.
-    pub(crate) fn accepting(label: usize, calls: Arc<Calls>) -> Recording {
+    pub fn accepting(label: usize, calls: Arc<Calls>) -> Recording {
         Recording {
             label,
             calls,
@@ -209,7 +215,7 @@ impl Recording {
 
 impl Recording {
     /// Records a call that started at `start` and ends now.
-    pub(crate) fn record(
+    pub fn record(
         &self,
         start: Instant,
         msgs: &[MessageExt],
@@ -248,7 +254,7 @@ impl OrderlyListener for Recording {
 }
 
 /// Per key, the sequence numbers in delivery order (every delivery).
-pub(crate) fn per_key(calls: &[Call]) -> BTreeMap<String, Vec<usize>> {
+pub fn per_key(calls: &[Call]) -> BTreeMap<String, Vec<usize>> {
     let mut map: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for c in calls {
         for (k, s, _, _) in &c.msgs {
@@ -259,14 +265,14 @@ pub(crate) fn per_key(calls: &[Call]) -> BTreeMap<String, Vec<usize>> {
 }
 
 /// Per key, the first delivery of each sequence number, in delivery order.
-pub(crate) fn first_deliveries(seqs: &[usize]) -> Vec<usize> {
+pub fn first_deliveries(seqs: &[usize]) -> Vec<usize> {
     let mut seen = std::collections::HashSet::new();
     seqs.iter().copied().filter(|s| seen.insert(*s)).collect()
 }
 
 /// Checks that no two calls of the same queue overlap in time; returns how many calls were
 /// checked. Panics naming the first overlap.
-pub(crate) fn assert_no_overlap(calls: &[Call]) -> usize {
+pub fn assert_no_overlap(calls: &[Call]) -> usize {
     let mut by_queue: BTreeMap<i32, Vec<&Call>> = BTreeMap::new();
     for c in calls {
         by_queue.entry(c.queue_id).or_default().push(c);
@@ -290,16 +296,8 @@ pub(crate) fn assert_no_overlap(calls: &[Call]) -> usize {
     calls.len()
 }
 
-/// Runs `f` within `limit`.
-pub(crate) async fn within<F: std::future::Future>(limit: Duration, f: F) -> F::Output {
-    match tokio::time::timeout(limit, f).await {
-        Ok(v) => v,
-        Err(_) => panic!("test did not finish within {limit:?}"),
-    }
-}
-
 /// Starts an orderly consumer, panicking on failure.
-pub(crate) async fn start(b: PushConsumerBuilder, listener: Recording) -> PushConsumer {
+pub async fn start(b: PushConsumerBuilder, listener: Recording) -> PushConsumer {
     b.start_orderly(listener)
         .await
         .expect("orderly consumer starts")
