@@ -255,7 +255,7 @@ fn java_string_order(a: &str, b: &str) -> Ordering {
 }
 
 /// What a broker refused (the payload of
-/// [`Error::Auth`](crate::Error::Auth)): its `Display` names the broker, the
+/// [`Error::Auth`]): its `Display` names the broker, the
 /// request, the access key, the topic and group when known, and the
 /// broker's reason.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -34,7 +34,7 @@ pub enum ConsumerState {
 }
 
 /// Something a consumer wants the application to know
-/// ([`events`](ConsumerCore::health)).
+/// ([`events`](crate::ConsumerCore::health)).
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConsumerEvent {

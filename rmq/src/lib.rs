@@ -97,7 +97,7 @@ feature_items! { "consumer-push":
         ConsumeContext, ConsumeResult, FnListener, OrderlyContext, OrderlyFnListener,
         OrderlyListener, OrderlyResult, PushConsumerConfig, QueueSnapshot, async_trait,
     };
-    /// One message of [`PushConsumer::start_stream`]: `ack()`,
+    /// One message of [`PushConsumerBuilder::start_stream`]: `ack()`,
     /// `reconsume_later()`, or dropped (= reconsume later).
     pub use rmq_consumer_push::{Delivery, DeliveryStream};
 }

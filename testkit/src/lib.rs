@@ -13,7 +13,7 @@
 //! * [`raw`]: raw sends and pulls through a bare remoting client.
 //! * [`loopback`]: a scripted remoting server on 127.0.0.1 for transport tests.
 //! * [`wait`]: time limits for tests and bounded waits for a condition.
-//! * [`env`]: the shared end-to-end environment (broker, admin instance, topics, producers, raw
+//! * [`env`](mod@env): the shared end-to-end environment (broker, admin instance, topics, producers, raw
 //!   reads of the broker's store).
 //! * [`grpc`]: endpoint, typed topics and receiving for the tests against the 5.x gRPC proxy.
 //! * [`orderly`]: ordered sends and a recording orderly listener.

@@ -4,11 +4,11 @@
 //! the repository root).
 //!
 //! Hot path: metric handles are built once per queue when the rebalance
-//! assigns it ([`QueueMetrics`], kept in the process queue); the pull loop
+//! assigns it (`QueueMetrics`, kept in the process queue); the pull loop
 //! and the consume services count per pulled batch and per listener call
 //! (atomic adds, no allocation, no lock). The gauges of a queue (held
 //! messages and bytes, lag) are set on the offset persist tick. The running
-//! info ([`TopicStats`](stats::TopicStats)) keeps its own totals, whatever the recorder.
+//! info (`TopicStats`) keeps its own totals, whatever the recorder.
 //!
 //! Spans (`tracing`, OpenTelemetry messaging field names): `pull` (debug),
 //! `process` (one listener call), `send_back`, `rebalance`. A field that
