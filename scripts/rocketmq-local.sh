@@ -700,7 +700,9 @@ controllerHeartBeatTimeoutMills=3000
 brokerHeartbeatInterval=500
 syncBrokerMetadataPeriod=1000
 checkSyncStateSetPeriod=1000
-haMaxTimeSlaveNotCatchup=5000
+# a slave more than 15 s behind (Java's default) leaves the sync state set: shorter, a slave slowed by a busy
+# machine drops out, and with unclean elections off no replica is left to elect when the master dies
+haMaxTimeSlaveNotCatchup=15000
 slaveReadEnable=true
 EOF
   elif [[ "$TOPOLOGY" == master-slave && "$group" == broker-a ]]; then

@@ -28,7 +28,8 @@
 #   the tests' `cluster-figures:` lines (failover times, lost, duplicates) and the RSS of the cluster's JVMs.
 #   When another version follows, the cluster step runs in the background beside that version's tests (the
 #   cluster has its own ports and brokers); its output is printed once it is done, and its exit code counts.
-#   The next version's own cluster step waits for it (one cluster instance at a time).
+#   The next version's own cluster step waits for it (one cluster instance at a time). The controller topology
+#   does not run beside other tests: it runs after the last version's cluster step.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -254,6 +255,8 @@ join_cluster() {
 }
 
 summary=()
+# "VERSION TOPOLOGY" cluster steps left for after the last version's (see below).
+deferred=()
 first=1
 for v in "${exact[@]}"; do
   running="$(bash "$RMQ" env 2>/dev/null | sed -n 's/^export RMQ_VERSION=//p' || true)"
@@ -329,17 +332,32 @@ for v in "${exact[@]}"; do
     topologies=()
     # 4.9.x has no controller (DLedger-free automatic failover is 5.x only).
     if [[ "$v" == 5.* ]]; then topologies=(master-slave controller); else topologies=(master-slave); fi
-    if [[ ${#topologies[@]} -gt 0 && "$v" != "${exact[${#exact[@]}-1]}" ]]; then
-      # The cluster has ports and brokers of its own: its tests run beside the next version's.
-      cluster_log="$(mktemp)"
-      say "cluster step: RocketMQ $v ${topologies[*]}, beside the next version (its output follows at the end)"
-      ( trap - EXIT INT TERM; cluster_steps "$v" "${topologies[@]}" ) >"$cluster_log" 2>&1 &
-      cluster_pid=$!
-    elif [[ ${#topologies[@]} -gt 0 ]]; then
+    if [[ "$v" != "${exact[${#exact[@]}-1]}" ]]; then
+      # The cluster has ports and brokers of its own: master-slave runs beside the next version's
+      # tests. The controller topology waits for the end: its election needs the slave in the sync
+      # state set, which a slave starved by the other tests' load can drop out of.
+      background=()
+      for topo in "${topologies[@]}"; do
+        if [[ "$topo" == master-slave ]]; then background+=("$topo"); else deferred+=("$v $topo"); fi
+      done
+      if [[ ${#background[@]} -gt 0 ]]; then
+        cluster_log="$(mktemp)"
+        say "cluster step: RocketMQ $v ${background[*]}, beside the next version (its output follows at the end)"
+        ( trap - EXIT INT TERM; cluster_steps "$v" "${background[@]}" ) >"$cluster_log" 2>&1 &
+        cluster_pid=$!
+      fi
+    else
       # One cluster at a time: they share the cluster instance's ports.
       join_cluster || rc=$?
-      [[ "$rc" == 0 ]] && { cluster_steps "$v" "${topologies[@]}" || rc=$?; }
-      mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
+      if [[ "$rc" == 0 && ${#topologies[@]} -gt 0 ]]; then
+        cluster_steps "$v" "${topologies[@]}" || rc=$?
+        mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
+      fi
+      for d in "${deferred[@]}"; do
+        [[ "$rc" == 0 ]] || break
+        cluster_steps "${d% *}" "${d#* }" || rc=$?
+        mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
+      done
     fi
   fi
   if [[ "$rc" != 0 ]]; then
