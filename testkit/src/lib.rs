@@ -56,4 +56,4 @@ pub use broker::{
 };
 pub use names::{MAX_NAME_LEN, unique_name};
 pub use script::script_path;
-pub use wire::{RegisteredBroker, registered_brokers};
+pub use wire::{RegisteredBroker, in_sync_replicas, registered_brokers};

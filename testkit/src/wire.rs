@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 const GET_BROKER_CLUSTER_INFO: i32 = 106;
 /// `GET_BROKER_RUNTIME_INFO`, sent to a broker.
 const GET_BROKER_RUNTIME_INFO: i32 = 28;
+/// `CONTROLLER_GET_SYNC_STATE_DATA`, sent to a 5.x controller (body: a JSON list of broker names).
+const CONTROLLER_GET_SYNC_STATE_DATA: i32 = 1006;
 /// Responses above this are not what we asked for.
 const MAX_FRAME: usize = 16 * 1024 * 1024;
 
@@ -59,6 +61,26 @@ pub fn registered_brokers(namesrv: &str) -> Result<Vec<RegisteredBroker>, String
     Ok(out)
 }
 
+/// The addresses of `broker_name`'s replicas in the sync state set of the 5.x controller at
+/// `controller` (blocking, 5 s timeouts): the replicas the controller may elect master, the master
+/// included. Errors describe what failed.
+pub fn in_sync_replicas(controller: &str, broker_name: &str) -> Result<Vec<String>, String> {
+    let names = json!([broker_name]).to_string();
+    let body = request_with_body(controller, CONTROLLER_GET_SYNC_STATE_DATA, names.as_bytes())?;
+    let info = parse_java_json(&body)?;
+    let replicas = info
+        .get("replicasInfoTable")
+        .and_then(|t| t.get(broker_name))
+        .and_then(|r| r.get("inSyncReplicas"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{controller}: no sync state data of {broker_name}"))?;
+    Ok(replicas
+        .iter()
+        .filter_map(|r| r.get("brokerAddress").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect())
+}
+
 /// The broker's version as `5.5.0` (from `brokerVersionDesc`, e.g. `V5_5_0`).
 pub(crate) fn broker_version(broker: &str) -> Result<String, String> {
     let body = request(broker, GET_BROKER_RUNTIME_INFO)?;
@@ -80,6 +102,11 @@ pub(crate) fn version_from_desc(desc: &str) -> String {
 
 /// Sends one JSON-header request without body and returns the response body (code must be 0).
 fn request(addr: &str, code: i32) -> Result<Vec<u8>, String> {
+    request_with_body(addr, code, &[])
+}
+
+/// As [`request`], with a body.
+fn request_with_body(addr: &str, code: i32, body: &[u8]) -> Result<Vec<u8>, String> {
     let timeout = Duration::from_secs(5);
     let sock = addr
         .to_socket_addrs()
@@ -98,10 +125,12 @@ fn request(addr: &str, code: i32) -> Result<Vec<u8>, String> {
     })
     .to_string();
     let header_len = u32::try_from(header.len()).map_err(|_| "header too long".to_owned())?;
-    let mut frame = Vec::with_capacity(header.len() + 8);
-    frame.extend_from_slice(&(header_len + 4).to_be_bytes());
+    let body_len = u32::try_from(body.len()).map_err(|_| "body too long".to_owned())?;
+    let mut frame = Vec::with_capacity(header.len() + body.len() + 8);
+    frame.extend_from_slice(&(header_len + body_len + 4).to_be_bytes());
     frame.extend_from_slice(&header_len.to_be_bytes());
     frame.extend_from_slice(header.as_bytes());
+    frame.extend_from_slice(body);
     stream
         .write_all(&frame)
         .map_err(|e| format!("{addr}: write failed: {e}"))?;

@@ -436,6 +436,20 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
             async move { if n >= 200 { Ok(n) } else { Err(n) } }
         })
         .await;
+        // Only a replica of the sync state set can be elected (unclean elections are off): the
+        // slave joins it some seconds after the cluster is up, once it has caught up.
+        let controller = std::env::var("RMQ_CONTROLLER_ADDR").expect("RMQ_CONTROLLER_ADDR (the cluster step sets it)");
+        poll_until(Duration::from_secs(60), Duration::from_millis(100), "a slave of broker-a is in the sync state set", || {
+            let in_sync = rmq_testkit::in_sync_replicas(&controller, GROUP_A);
+            let old = old_master.clone();
+            async move {
+                match in_sync {
+                    Ok(addrs) if addrs.iter().any(|a| *a != old) => Ok(addrs),
+                    other => Err(other),
+                }
+            }
+        })
+        .await;
         let victim = process_of(&old_master);
         let killed = Instant::now();
         rmq_testkit::kill_broker(victim).await;
