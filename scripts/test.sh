@@ -330,12 +330,12 @@ for v in "${exact[@]}"; do
   fi
   if [[ "$rc" == 0 && "${RMQ_CLUSTER_STEP:-1}" == 1 ]]; then
     topologies=()
-    # 4.9.x has no controller (DLedger-free automatic failover is 5.x only).
+    # The controller (automatic master election) is 5.x only.
     if [[ "$v" == 5.* ]]; then topologies=(master-slave controller); else topologies=(master-slave); fi
     if [[ "$v" != "${exact[${#exact[@]}-1]}" ]]; then
       # The cluster has ports and brokers of its own: master-slave runs beside the next version's
-      # tests. The controller topology waits for the end: its election needs the slave in the sync
-      # state set, which a slave starved by the other tests' load can drop out of.
+      # tests. The controller topology waits for the end and runs alone: its election needs a slave
+      # in the sync state set, and a slave slowed by other tests' load can fall behind and leave it.
       background=()
       for topo in "${topologies[@]}"; do
         if [[ "$topo" == master-slave ]]; then background+=("$topo"); else deferred+=("$v $topo"); fi
@@ -349,7 +349,7 @@ for v in "${exact[@]}"; do
     else
       # One cluster at a time: they share the cluster instance's ports.
       join_cluster || rc=$?
-      if [[ "$rc" == 0 && ${#topologies[@]} -gt 0 ]]; then
+      if [[ "$rc" == 0 ]]; then
         cluster_steps "$v" "${topologies[@]}" || rc=$?
         mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
       fi
