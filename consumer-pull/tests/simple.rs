@@ -187,6 +187,16 @@ async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
         assert_eq!(again.reconsume_times(), 1);
         assert_eq!(again.topic, topic, "shown with its original topic");
         assert!(back_after >= invisible, "back after {back_after:?}");
+        // The broker revives a check point only once its revive scan has run more than
+        // PopAckConstants.ackTimeInterval + 1 s (2 s, constants, not settings) past the check
+        // point's revive time, so that a late ack still wins: about 2 s late is the broker's floor.
+        // Then the revived copy is stored and popped again (the local broker scans every 200 ms):
+        // measured 0.1-0.8 s past it here; 2 s of slack for a loaded machine.
+        let floor = invisible + Duration::from_secs(2);
+        assert!(
+            back_after <= floor + Duration::from_secs(2),
+            "back after {back_after:?}: more than 2 s after the broker's earliest revive ({floor:?})"
+        );
         c.ack(&again).await.expect("ack the redelivery");
 
         let c2 = c.clone();
@@ -202,6 +212,10 @@ async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
         assert!(
             ext_after >= Duration::from_secs(8),
             "extended one back after {ext_after:?}"
+        );
+        assert!(
+            ext_after <= Duration::from_secs(8 + 2 + 2),
+            "extended one back after {ext_after:?}: more than 2 s after the broker's earliest revive (10 s)"
         );
         c.ack(&held).await.expect("ack");
         eprintln!(
