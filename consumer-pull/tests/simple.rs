@@ -192,9 +192,11 @@ async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
         // point's revive time, so that a late ack still wins: about 2 s late is the broker's floor.
         // Then the revived copy is stored and popped again (the local broker scans every 200 ms):
         // measured 0.1-0.8 s past it here; 2 s of slack for a loaded machine.
-        let floor = invisible + Duration::from_secs(2);
+        const REVIVE_FLOOR: Duration = Duration::from_secs(2);
+        const SLACK: Duration = Duration::from_secs(2);
+        let floor = invisible + REVIVE_FLOOR;
         assert!(
-            back_after <= floor + Duration::from_secs(2),
+            back_after <= floor + SLACK,
             "back after {back_after:?}: more than 2 s after the broker's earliest revive ({floor:?})"
         );
         c.ack(&again).await.expect("ack the redelivery");
@@ -214,7 +216,7 @@ async fn unacked_comes_back_after_its_invisible_time_and_change_extends_it() {
             "extended one back after {ext_after:?}"
         );
         assert!(
-            ext_after <= Duration::from_secs(8 + 2 + 2),
+            ext_after <= Duration::from_secs(8) + REVIVE_FLOOR + SLACK,
             "extended one back after {ext_after:?}: more than 2 s after the broker's earliest revive (10 s)"
         );
         c.ack(&held).await.expect("ack");
