@@ -251,8 +251,13 @@ impl PushConsumerBuilder {
     /// delivers them again with reconsume times + 1); after
     /// [`max_reconsume_times`](Self::max_reconsume_times) they go to
     /// `%DLQ%<group>`. No queue is owned, so more members than queues all
-    /// receive and a member leaving stalls nothing. Concurrent consumption
-    /// in clustering mode only; the listener API, concurrency and the
+    /// receive and a member leaving stalls nothing. With
+    /// [`start_orderly`](Self::start_orderly) the pops are orderly
+    /// (`order=true`): the broker gives each queue's messages to one member
+    /// at a time, in offset order, and blocks the queue until they are acked
+    /// or hidden again (a suspend hides them for the suspend time; their
+    /// reconsume times count the deliveries). Clustering mode only; the
+    /// listener API, concurrency and the
     /// per-queue count and size thresholds are as in pull mode (the offset
     /// span does not apply: the broker keeps the offsets). A 4.x broker
     /// fails [`start`](Self::start) with

@@ -100,12 +100,6 @@ impl PushConsumerConfig {
     }
 
     fn validate_pop(&self) -> Result<()> {
-        if self.orderly {
-            return Err(config(
-                "pop_mode is for concurrent consumption: use `start`, or drop pop_mode for \
-                 `start_orderly` (orderly pop is not supported)",
-            ));
-        }
         if self.message_model() != rmq_protocol::body::MessageModel::Clustering {
             return Err(config(
                 "pop_mode needs clustering: broadcasting consumers pull every queue themselves",

@@ -262,6 +262,87 @@ pub fn parse_msg_offset_info(text: &str) -> Result<HashMap<PopQueueKey, Vec<i64>
         .collect()
 }
 
+/// The key of one `orderCountInfo` entry: a whole queue, or one message
+/// of it (`qo<queueId>%<queueOffset>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OrderCountKey {
+    /// Every message of the queue popped in the batch.
+    Queue(RetryFlag, i32),
+    /// The message at this queue offset.
+    Message(RetryFlag, i32, i64),
+}
+
+/// How often the messages of an orderly pop were delivered before (the
+/// broker's `orderCountInfo`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrderCounts(HashMap<OrderCountKey, i32>);
+
+impl OrderCounts {
+    /// The earlier deliveries of the message at `queue_offset` of
+    /// `queue_id`: its own entry, else its queue's, else 0 (Java
+    /// `MQClientAPIImpl.processPopResponse`).
+    pub fn of(&self, retry: RetryFlag, queue_id: i32, queue_offset: i64) -> i32 {
+        self.0
+            .get(&OrderCountKey::Message(retry, queue_id, queue_offset))
+            .or_else(|| self.0.get(&OrderCountKey::Queue(retry, queue_id)))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether no entry was given.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Parses `orderCountInfo` (`retryFlag queueId count` or
+/// `retryFlag qo<queueId>%<queueOffset> count` entries, `;`-separated; Java
+/// `ExtraInfoUtil.parseOrderCountInfo`), the answer of an orderly pop.
+///
+/// ```
+/// use rmq_protocol::pop::{RetryFlag, parse_order_count_info};
+///
+/// let counts = parse_order_count_info("0 1 2;0 qo1%40 3").unwrap();
+/// assert_eq!(counts.of(RetryFlag::Normal, 1, 40), 3);
+/// assert_eq!(counts.of(RetryFlag::Normal, 1, 41), 2);
+/// assert_eq!(counts.of(RetryFlag::Normal, 2, 40), 0);
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidField`] for a malformed entry.
+pub fn parse_order_count_info(text: &str) -> Result<OrderCounts> {
+    const NAME: &str = "orderCountInfo";
+    let bad = |entry: &str| Error::InvalidField {
+        field: NAME,
+        value: entry.to_owned(),
+    };
+    entries(text)
+        .map(|entry| {
+            let parts: Vec<&str> = entry.split(' ').collect();
+            if parts.len() != 3 {
+                return Err(bad(entry));
+            }
+            let flag = RetryFlag::parse(parts.first().copied().unwrap_or_default())
+                .map_err(|_| bad(entry))?;
+            let place = parts.get(1).copied().unwrap_or_default();
+            let key = match place.strip_prefix("qo") {
+                Some(rest) => {
+                    let (queue, offset) = rest.split_once('%').ok_or_else(|| bad(entry))?;
+                    OrderCountKey::Message(
+                        flag,
+                        queue.parse().map_err(|_| bad(entry))?,
+                        offset.parse().map_err(|_| bad(entry))?,
+                    )
+                }
+                None => OrderCountKey::Queue(flag, place.parse().map_err(|_| bad(entry))?),
+            };
+            Ok((key, field(&parts, 2, NAME, entry)?))
+        })
+        .collect::<Result<HashMap<_, _>>>()
+        .map(OrderCounts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +398,26 @@ mod tests {
         assert!(parse_start_offset_info("0 x 5").is_err());
         assert!(parse_msg_offset_info("0 1 5,y").is_err());
         assert!(parse_msg_offset_info("9 1 5").is_err());
+    }
+
+    #[test]
+    fn order_count_info_entries_and_errors() {
+        let counts = parse_order_count_info("0 3 1;0 qo3%17 4;1 0 2").unwrap();
+        assert_eq!(counts.of(RetryFlag::Normal, 3, 17), 4);
+        assert_eq!(counts.of(RetryFlag::Normal, 3, 18), 1);
+        assert_eq!(counts.of(RetryFlag::Retry, 0, 5), 2);
+        assert_eq!(counts.of(RetryFlag::Normal, 0, 5), 0);
+        assert!(parse_order_count_info("").unwrap().is_empty());
+        for bad in [
+            "0 1",
+            "0 x 1",
+            "0 qo1 2",
+            "0 qo1%y 2",
+            "9 1 1",
+            "0 1 z",
+            "0 1 2 3",
+        ] {
+            assert!(parse_order_count_info(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The push consumer's pop mode against the real broker (RocketMQ 5): pop-mode push consumers and
 //! simple consumers sharing one group, each message acked once; a reconsumed message back after
 //! its delay; the DLQ after the max reconsume times; more members than queues all receiving; a
-//! killed member's messages coming back to the others; the typed refusal of a 4.x broker.
+//! killed member's messages coming back to the others; the typed refusal of a 4.x broker; orderly
+//! pop: per-key order across members, a suspended message back before anything later, the DLQ.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -9,10 +10,12 @@ use std::time::{Duration, Instant};
 
 use rmq_consumer_pull::{Expression, SimpleConsumer};
 use rmq_consumer_push::{
-    ConsumeContext, ConsumeResult, MessageExt, MessageListener, Retry, async_trait,
+    ConsumeContext, ConsumeResult, MaxReconsume, MessageExt, MessageListener, OrderlyResult, Retry,
+    async_trait, dlq_topic,
 };
 use rmq_producer::Message;
 use rmq_protocol::MessageQueue;
+use rmq_testkit::orderly;
 use rmq_tests_integration::child::{CHILD_POP_INVISIBLE, Child, ChildConfig, ChildMode};
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, poll_until, within};
@@ -443,6 +446,227 @@ async fn killed_pop_members_messages_come_back_to_the_others() {
         });
         survivor.shutdown().await.expect("shutdown");
         producer.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
+
+/// An orderly pop-mode push consumer of `topic` (pop invisible time 30 s).
+fn orderly_pop(env: &Env, group: &str, topic: &str) -> rmq_consumer_push::PushConsumerBuilder {
+    orderly::builder(env.namesrv(), group, topic)
+        .pop_mode(true)
+        .pop_invisible_time(Duration::from_secs(30))
+}
+
+/// Deliveries of message `seq` as `(reconsume times, call)`.
+fn deliveries_of(calls: &[orderly::Call], seq: usize) -> Vec<(i32, &orderly::Call)> {
+    calls
+        .iter()
+        .flat_map(|c| {
+            c.msgs
+                .iter()
+                .filter(move |m| m.1 == seq)
+                .map(move |m| (m.3, c))
+        })
+        .collect()
+}
+
+/// 8 keys × 50 messages over 4 queues, consumed by 2 orderly pop-mode members of one group: each
+/// key's messages first delivered in send order, no two calls of one queue at once (across the
+/// members), none lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn orderly_pop_members_keep_each_keys_order() {
+    within(TEST_TIMEOUT, async {
+        const PER_KEY: usize = 50;
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_ord", 4).await;
+        let group = rmq_testkit::unique_name("pushpop_ord");
+        let keys: Vec<String> = (0..8).map(orderly::key).collect();
+        let producer = env.producer().await;
+        orderly::send_ordered(&producer, &topic, &keys, 0..PER_KEY, 4).await;
+        producer.shutdown().await.expect("producer shutdown");
+        let calls = Arc::new(orderly::Calls::default());
+        let mut members = Vec::new();
+        for label in 0..2 {
+            let listener = orderly::Recording::accepting(label, calls.clone());
+            members.push(orderly::start(orderly_pop(&env, &group, &topic), listener).await);
+        }
+        calls
+            .wait_for(Duration::from_secs(90), "every message accepted", |all| {
+                let per_key = orderly::per_key(all);
+                keys.iter().all(|k| {
+                    per_key
+                        .get(k)
+                        .is_some_and(|s| orderly::first_deliveries(s).len() == PER_KEY)
+                })
+            })
+            .await;
+        let all = calls.snapshot();
+        for (key, seqs) in orderly::per_key(&all) {
+            assert_eq!(
+                orderly::first_deliveries(&seqs),
+                (0..PER_KEY).collect::<Vec<_>>(),
+                "first deliveries of {key} in send order"
+            );
+        }
+        let checked = orderly::assert_no_overlap(&all);
+        let by_member: Vec<usize> = (0..2)
+            .map(|l| all.iter().filter(|c| c.consumer == l).count())
+            .collect();
+        println!("orderly pop: {checked} calls, per member {by_member:?}");
+        for m in members {
+            m.shutdown().await.expect("shutdown");
+        }
+        env.shutdown().await;
+    })
+    .await;
+}
+
+/// An orderly pop-mode listener suspending a message gets it again after the suspend time (the
+/// broker hides it), before anything later of its queue, with its reconsume times counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn orderly_pop_suspended_message_comes_back_before_anything_later() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_osusp", 4).await;
+        let group = rmq_testkit::unique_name("pushpop_osusp");
+        let producer = env.producer().await;
+        let k = orderly::key(0);
+        orderly::send_ordered(&producer, &topic, std::slice::from_ref(&k), 0..10, 1).await;
+        producer.shutdown().await.expect("producer shutdown");
+        let calls = Arc::new(orderly::Calls::default());
+        let listener = orderly::Recording {
+            label: 0,
+            calls: calls.clone(),
+            delay: Duration::ZERO,
+            // Message 3 is suspended twice, then accepted.
+            decide: Box::new(|msgs| {
+                if msgs
+                    .iter()
+                    .any(|m| orderly::parse(m).1 == 3 && m.reconsume_times < 2)
+                {
+                    OrderlyResult::SuspendCurrentQueueAMoment
+                } else {
+                    OrderlyResult::Success
+                }
+            }),
+        };
+        let suspend = Duration::from_millis(500);
+        let consumer = orderly::start(
+            orderly_pop(&env, &group, &topic).suspend_current_queue_time(suspend),
+            listener,
+        )
+        .await;
+        calls.wait_accepted(10, Duration::from_secs(60)).await;
+        let all = calls.snapshot();
+        let threes = deliveries_of(&all, 3);
+        let times: Vec<i32> = threes.iter().map(|(rt, _)| *rt).collect();
+        assert_eq!(times, [0, 1, 2], "reconsume times of the suspended message");
+        for pair in threes.windows(2) {
+            let gap = pair[1].1.start - pair[0].1.end;
+            assert!(
+                gap >= suspend - Duration::from_millis(100),
+                "redelivered after {gap:?}, before the {suspend:?} suspend time"
+            );
+        }
+        let seqs: Vec<usize> = all
+            .iter()
+            .flat_map(|c| c.msgs.iter().map(|m| m.1))
+            .collect();
+        assert_eq!(
+            seqs,
+            [0, 1, 2, 3, 3, 3, 4, 5, 6, 7, 8, 9],
+            "nothing later of the queue before message 3 was accepted"
+        );
+        consumer.shutdown().await.expect("shutdown");
+        env.shutdown().await;
+    })
+    .await;
+}
+
+/// An orderly pop-mode message that keeps failing goes to `%DLQ%<group>` after the max reconsume
+/// times and the queue goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
+async fn orderly_pop_past_max_reconsume_times_goes_to_the_dlq() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        assert_v5(&env);
+        let topic = env.topic("pushpop_odlq", 4).await;
+        let group = rmq_testkit::unique_name("pushpop_odlq");
+        let producer = env.producer().await;
+        let k = orderly::key(7);
+        orderly::send_ordered(&producer, &topic, std::slice::from_ref(&k), 0..5, 1).await;
+        producer.shutdown().await.expect("producer shutdown");
+        let calls = Arc::new(orderly::Calls::default());
+        let listener = orderly::Recording {
+            label: 0,
+            calls: calls.clone(),
+            delay: Duration::ZERO,
+            decide: Box::new(|msgs| {
+                if msgs.iter().any(|m| orderly::parse(m).1 == 1) {
+                    OrderlyResult::SuspendCurrentQueueAMoment
+                } else {
+                    OrderlyResult::Success
+                }
+            }),
+        };
+        let consumer = orderly::start(
+            orderly_pop(&env, &group, &topic)
+                .max_reconsume(MaxReconsume::Times(2))
+                .suspend_current_queue_time(Duration::from_millis(200)),
+            listener,
+        )
+        .await;
+        calls.wait_accepted(4, Duration::from_secs(60)).await;
+        let all = calls.snapshot();
+        let times: Vec<i32> = deliveries_of(&all, 1).iter().map(|(rt, _)| *rt).collect();
+        assert_eq!(
+            times,
+            [0, 1, 2],
+            "delivered once plus max reconsume times (2)"
+        );
+        let seqs: Vec<usize> = all
+            .iter()
+            .flat_map(|c| c.msgs.iter().map(|m| m.1))
+            .collect();
+        assert_eq!(
+            seqs,
+            [0, 1, 1, 1, 2, 3, 4],
+            "the queue went on after the DLQ"
+        );
+        let dlq = dlq_topic(&group);
+        let failing = orderly::body(&k, 1);
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(200),
+            "the message in the DLQ",
+            || {
+                let (dlq, env, failing) = (dlq.clone(), &env, failing.clone());
+                async move {
+                    if let Err(e) = env.admin.refresh_route(&dlq).await {
+                        return Err(format!("no DLQ route yet: {e}"));
+                    }
+                    let bodies: Vec<String> = env
+                        .pull_all(&dlq, 0)
+                        .await
+                        .iter()
+                        .map(|m| String::from_utf8_lossy(&m.body).into_owned())
+                        .collect();
+                    if bodies == [failing.clone()] {
+                        Ok(())
+                    } else {
+                        Err(format!("DLQ holds {bodies:?}"))
+                    }
+                }
+            },
+        )
+        .await;
+        consumer.shutdown().await.expect("shutdown");
+        env.shutdown().await;
     })
     .await;
 }

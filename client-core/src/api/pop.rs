@@ -17,7 +17,8 @@ use rmq_protocol::header::{
 };
 use rmq_protocol::message::decode_messages;
 use rmq_protocol::pop::{
-    ExtraInfo, POP_CK, RetryFlag, parse_msg_offset_info, parse_start_offset_info,
+    ExtraInfo, POP_CK, RetryFlag, parse_msg_offset_info, parse_order_count_info,
+    parse_start_offset_info,
 };
 use rmq_protocol::{MessageExt, RemotingCommand, RequestCode, ResponseCode};
 
@@ -79,7 +80,8 @@ pub struct PopResult {
 impl PopResult {
     /// Maps a pop response of the broker `broker_name` (Java
     /// `MQClientAPIImpl.processPopResponse`): decodes the messages and gives
-    /// each its extra info.
+    /// each its extra info; for an orderly pop, each message's reconsume
+    /// times are its earlier deliveries (the answer's `orderCountInfo`).
     ///
     /// # Errors
     ///
@@ -106,6 +108,8 @@ impl PopResult {
         let header: PopMessageResponseHeader = response.decode_header()?;
         let starts = parse_start_offset_info(header.start_offset_info.as_deref().unwrap_or(""))?;
         let offsets = parse_msg_offset_info(header.msg_offset_info.as_deref().unwrap_or(""))?;
+        // Orderly pops only: how often each message was delivered before.
+        let counts = parse_order_count_info(header.order_count_info.as_deref().unwrap_or(""))?;
         let mut messages = decode_messages(&response.body)?;
         for msg in &mut messages {
             // A 5.x broker restores a redelivered message's topic and puts
@@ -140,6 +144,10 @@ impl PopResult {
                 queue_id: msg.queue_id,
                 queue_offset,
             };
+            let delivered = counts.of(retry, msg.queue_id, msg.queue_offset);
+            if delivered > 0 {
+                msg.reconsume_times = delivered;
+            }
             msg.broker_name = broker_name.to_owned();
             msg.message.set_property(POP_CK, ck.to_string());
         }
@@ -343,6 +351,25 @@ mod tests {
             ]
         );
         assert!(r.messages.iter().all(|m| m.broker_name == "broker-a"));
+    }
+
+    #[test]
+    fn orderly_pops_carry_earlier_deliveries_as_reconsume_times() {
+        let mut body = stored("T", 1, 5);
+        body.extend(stored("T", 1, 6));
+        body.extend(stored("T", 2, 9));
+        let resp = RemotingCommand::new_response(ResponseCode::SUCCESS, None)
+            .with_ext_field("popTime", "1000")
+            .with_ext_field("invisibleTime", "30000")
+            .with_ext_field("reviveQid", "999")
+            .with_ext_field("restNum", "0")
+            .with_ext_field("startOffsetInfo", "0 1 5;0 2 9")
+            .with_ext_field("msgOffsetInfo", "0 1 5,6;0 2 9")
+            .with_ext_field("orderCountInfo", "0 qo1%5 2;0 qo1%6 1;0 2 0")
+            .with_body(body);
+        let r = PopResult::from_response("a", "broker-a", resp).unwrap();
+        let times: Vec<i32> = r.messages.iter().map(|m| m.reconsume_times).collect();
+        assert_eq!(times, [2, 1, 0]);
     }
 
     #[test]

@@ -285,24 +285,8 @@ impl OrderlyLoop {
         self.settle(msgs, result, &ctx).await
     }
 
-    /// The call, with a panic or the consume timeout counted as a suspend
-    /// (Java: an exception or `null` status).
     async fn call_listener(&self, msgs: &[MessageExt], ctx: &mut OrderlyContext) -> OrderlyResult {
-        let timeout = self.inner.config.consume_timeout;
-        let trace = crate::trace::before(&self.inner, msgs);
-        let call = guarded(timeout, self.listener.consume(msgs, ctx)).await;
-        let traced = crate::trace::outcome(&call, |r| {
-            matches!(r, OrderlyResult::Success | OrderlyResult::Commit)
-        });
-        crate::trace::after(&self.inner, trace, traced);
-        match call {
-            Ok(result) => result,
-            Err(failure) => {
-                let first_offset = msgs.first().map(|m| m.queue_offset);
-                failure.log(&self.mq, first_offset, "SuspendCurrentQueueAMoment");
-                OrderlyResult::SuspendCurrentQueueAMoment
-            }
-        }
+        call_orderly(&self.inner, &*self.listener, &self.mq, msgs, ctx).await
     }
 
     async fn settle(
@@ -408,8 +392,34 @@ impl OrderlyLoop {
     }
 }
 
+/// One orderly listener call on messages of `mq`, with a panic or the
+/// consume timeout counted as a suspend (Java: an exception or `null`
+/// status); traced when message trace is on.
+pub(crate) async fn call_orderly(
+    inner: &Inner,
+    listener: &dyn OrderlyListener,
+    mq: &MessageQueue,
+    msgs: &[MessageExt],
+    ctx: &mut OrderlyContext,
+) -> OrderlyResult {
+    let trace = crate::trace::before(inner, msgs);
+    let call = guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await;
+    let traced = crate::trace::outcome(&call, |r| {
+        matches!(r, OrderlyResult::Success | OrderlyResult::Commit)
+    });
+    crate::trace::after(inner, trace, traced);
+    match call {
+        Ok(result) => result,
+        Err(failure) => {
+            let first_offset = msgs.first().map(|m| m.queue_offset);
+            failure.log(mq, first_offset, "SuspendCurrentQueueAMoment");
+            OrderlyResult::SuspendCurrentQueueAMoment
+        }
+    }
+}
+
 /// The span's name of an orderly result (Java `ConsumeOrderlyStatus`).
-fn orderly_result_name(r: OrderlyResult) -> &'static str {
+pub(crate) fn orderly_result_name(r: OrderlyResult) -> &'static str {
     match r {
         OrderlyResult::Success => "SUCCESS",
         OrderlyResult::SuspendCurrentQueueAMoment => "SUSPEND_CURRENT_QUEUE_A_MOMENT",

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::error::{Error, Result};
-use crate::inner::{Inner, Listener};
+use crate::inner::Inner;
 use crate::pop::pop_loop::PopLoop;
 use crate::pop::settle::{self, Settler};
 
@@ -26,14 +26,8 @@ use crate::pop::settle::{self, Settler};
 ///
 /// # Errors
 ///
-/// [`Error::PopNotSupported`] when a broker is older than 5.0;
-/// [`Error::Config`] for an orderly listener.
+/// [`Error::PopNotSupported`] when a broker is older than 5.0.
 pub(crate) async fn start(inner: &Arc<Inner>) -> Result<()> {
-    if !matches!(inner.listener, Listener::Concurrent(_)) {
-        return Err(Error::Config(
-            "pop_mode is for concurrent consumption (orderly pop is not supported)".into(),
-        ));
-    }
     let settler = settle::spawn(inner);
     let mut assignments = Assignments {
         inner: inner.clone(),

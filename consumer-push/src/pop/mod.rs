@@ -5,15 +5,18 @@
 //! (each hidden from the group for the pop invisible time), hands them to
 //! the listener under the same concurrency and flow-control bounds, acks
 //! what was consumed and changes the invisible time of what was not (Java
-//! `ConsumeMessagePopConcurrentlyService`).
+//! `ConsumeMessagePopConcurrentlyService`); orderly consumers pop in order.
 //!
 //! - [`assignment`]: the start check and the assignment loop (one
 //!   [`pop_loop`] per assigned queue).
 //! - [`pop_loop`]: popping one assigned queue.
 //! - [`settle`]: listener calls, acks (batched), invisible-time changes and
 //!   the DLQ.
+//! - [`orderly`]: orderly pop (`start_orderly` with pop mode): each queue's
+//!   messages in offset order, the broker blocking the queue meanwhile.
 
 mod assignment;
+mod orderly;
 mod pop_loop;
 mod settle;
 

@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, trace, warn};
 
 use crate::config::ConsumeFrom;
-use crate::inner::Inner;
+use crate::inner::{Inner, Listener};
+use crate::pop::orderly::OrderlyPop;
 use crate::pop::settle::{Popped, Settler};
 
 /// ConsumeInitMode (Java): where a group without an offset starts.
@@ -23,6 +24,10 @@ const INIT_MODE_MIN: i32 = 0;
 const INIT_MODE_MAX: i32 = 1;
 /// Logs one flow-control warning every this many pauses.
 const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
+/// Orderly pop: the longest poll while a queue is hidden (suspended), so
+/// that it is popped again soon after it becomes visible (a long poll is
+/// only woken by new messages).
+const HIDDEN_POLL: Duration = Duration::from_secs(1);
 
 /// What one pop loop holds: messages popped and not settled yet.
 #[derive(Debug, Default)]
@@ -52,6 +57,17 @@ impl Held {
             });
     }
 
+    fn add_popped(&self, popped: &[Popped]) {
+        self.count.fetch_add(popped.len(), Ordering::AcqRel);
+        let bytes = popped.iter().map(|p| p.msg.body.len()).sum();
+        self.bytes.fetch_add(bytes, Ordering::AcqRel);
+    }
+
+    fn clear(&self) {
+        self.count.store(0, Ordering::Release);
+        self.bytes.store(0, Ordering::Release);
+    }
+
     fn count(&self) -> usize {
         self.count.load(Ordering::Acquire)
     }
@@ -72,6 +88,16 @@ pub(crate) struct PopLoop {
     settler: Settler,
     held: Arc<Held>,
     flow_controlled: u64,
+    /// Orderly consumers: pops with `order=true`, consumed before the
+    /// next pop.
+    orderly: Option<OrderlyPop>,
+    /// Orderly pop: the attempt id of a pop that got no answer, sent again
+    /// so that the broker answers the messages it popped for it at once
+    /// instead of keeping their queues blocked.
+    attempt_id: Option<String>,
+    attempts: u64,
+    /// Orderly pop: a queue is hidden until about then; poll shortly.
+    hidden_until: Option<tokio::time::Instant>,
 }
 
 impl PopLoop {
@@ -82,6 +108,12 @@ impl PopLoop {
         settler: Settler,
     ) {
         let span = rmq_consumer_base::queue_span(&mq);
+        let orderly = match &inner.listener {
+            Listener::Orderly(l) => {
+                Some(OrderlyPop::new(inner.clone(), l.clone(), settler.clone()))
+            }
+            Listener::Concurrent(_) => None,
+        };
         let mut this = PopLoop {
             inner: inner.clone(),
             mq,
@@ -89,6 +121,10 @@ impl PopLoop {
             settler,
             held: Arc::new(Held::default()),
             flow_controlled: 0,
+            orderly,
+            attempt_id: None,
+            attempts: 0,
+            hidden_until: None,
         };
         inner
             .core
@@ -111,7 +147,8 @@ impl PopLoop {
 
     /// One pop; answers the pause before the next.
     async fn iteration(&mut self) -> Duration {
-        let cfg = &self.inner.config;
+        let inner = self.inner.clone();
+        let cfg = &inner.config;
         let count = self.held.count();
         let over = if count >= cfg.pull_threshold_for_queue {
             Some("message count")
@@ -143,6 +180,23 @@ impl PopLoop {
             return cfg.pull_delay_when_exception;
         };
         let instance = self.inner.core.instance();
+        let order = self.orderly.is_some();
+        let attempt_id = order.then(|| {
+            let attempts = &mut self.attempts;
+            self.attempt_id
+                .get_or_insert_with(|| {
+                    *attempts = attempts.wrapping_add(1);
+                    format!("{}-{}-{}", instance.client_id(), now_ms(), attempts)
+                })
+                .clone()
+        });
+        let poll = match self.hidden_until {
+            Some(until) => until
+                .saturating_duration_since(tokio::time::Instant::now())
+                .clamp(Duration::from_millis(100), HIDDEN_POLL)
+                .min(cfg.suspend_timeout),
+            None => cfg.suspend_timeout,
+        };
         let addr = match offsets::master_addr::<crate::PushConsumerKind>(instance, &self.mq).await {
             Ok(a) => a,
             Err(e) => {
@@ -156,7 +210,7 @@ impl PopLoop {
             queue_id: self.mq.queue_id,
             max_msg_nums: max,
             invisible_time: millis(cfg.pop_invisible_time),
-            poll_time: millis(cfg.suspend_timeout),
+            poll_time: millis(poll),
             born_time: now_ms(),
             init_mode: match cfg.consume_from() {
                 ConsumeFrom::FirstOffset => INIT_MODE_MIN,
@@ -164,8 +218,8 @@ impl PopLoop {
             },
             exp_type: Some(sub.expression_type.to_string()),
             exp: Some(sub.expression.clone()),
-            order: Some(false),
-            attempt_id: None,
+            order: Some(order),
+            attempt_id,
             broker_name: Some(self.mq.broker_name.clone()),
         };
         trace!(max, addr, "pop");
@@ -173,9 +227,18 @@ impl PopLoop {
             r = instance.pop_message(&addr, &self.mq.broker_name, header, None) => r,
             () = self.cancel.cancelled() => return Duration::ZERO,
         };
+        // An answer (even a refusal) ends the attempt; a lost one is retried
+        // with the same id.
+        if popped
+            .as_ref()
+            .map_or_else(|e| e.response_code().is_some(), |_| true)
+        {
+            self.attempt_id = None;
+        }
         match popped {
             Ok(result) => match result.status {
                 PopStatus::Found => {
+                    self.hidden_until = None;
                     self.dispatch(result.messages, &addr).await;
                     cfg.pull_interval
                 }
@@ -204,7 +267,8 @@ impl PopLoop {
 
     /// Gives popped messages to the settler in listener batches; a message
     /// redelivered more often than allowed goes to the DLQ instead.
-    async fn dispatch(&self, msgs: Vec<MessageExt>, addr: &str) {
+    /// Orderly: consumes them before answering.
+    async fn dispatch(&mut self, msgs: Vec<MessageExt>, addr: &str) {
         let group = self.inner.core.group();
         let max_reconsume = self.inner.config.effective_max_reconsume_times();
         let mut batch: Vec<Popped> = Vec::with_capacity(msgs.len());
@@ -222,11 +286,19 @@ impl PopLoop {
                 addr: addr.to_owned(),
                 msg,
             };
-            if popped.msg.reconsume_times > max_reconsume {
+            // Orderly: checked after a failed call (Java `checkReconsumeTimes`).
+            if self.orderly.is_none() && popped.msg.reconsume_times > max_reconsume {
                 self.settler.to_dlq(&popped).await;
                 continue;
             }
             batch.push(popped);
+        }
+        if let Some(orderly) = &self.orderly {
+            self.held.add_popped(&batch);
+            let hidden = orderly.consume(&self.mq, batch).await;
+            self.held.clear();
+            self.hidden_until = hidden.map(|d| tokio::time::Instant::now() + d);
+            return;
         }
         let size = self.inner.config.consume_batch_max_size.max(1);
         while !batch.is_empty() {

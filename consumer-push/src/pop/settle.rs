@@ -63,10 +63,21 @@ pub(crate) struct Popped {
 
 /// What acks a message.
 #[derive(Debug, Clone)]
-struct Handle {
+pub(crate) struct Handle {
     topic: String,
     ck: ExtraInfo,
     addr: String,
+}
+
+impl Popped {
+    /// What acks or hides this message.
+    pub(crate) fn handle(&self) -> Handle {
+        Handle {
+            topic: self.topic.clone(),
+            ck: self.ck.clone(),
+            addr: self.addr.clone(),
+        }
+    }
 }
 
 /// Submits listener calls and settles their messages; cheap to clone.
@@ -279,6 +290,15 @@ impl Settler {
             .get(index)
             .copied()
             .unwrap_or(Duration::from_secs(10));
+        self.hide(msg, &h, delay).await;
+    }
+
+    /// Hides a popped message for `delay` from now
+    /// (CHANGE_MESSAGE_INVISIBLETIME); `false` when the broker did not
+    /// take it (the message then comes back after its current invisible
+    /// time).
+    pub(crate) async fn hide(&self, msg: &MessageExt, h: &Handle, delay: Duration) -> bool {
+        let inner = &self.inner;
         let group = inner.core.group();
         let header = ChangeInvisibleTimeRequestHeader {
             consumer_group: group.to_owned(),
@@ -289,31 +309,40 @@ impl Settler {
             invisible_time: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
             broker_name: Some(h.ck.broker_name.clone()),
         };
-        if let Err(e) = inner
+        match inner
             .core
             .instance()
             .change_invisible_time(&h.addr, header)
             .await
         {
-            warn!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "cannot change the invisible time; the message comes back after the pop invisible time");
+            Ok(_) => true,
+            Err(e) => {
+                warn!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "cannot change the invisible time; the message comes back after the pop invisible time");
+                false
+            }
         }
+    }
+
+    /// Queues the ack of a consumed message (the acker batches them);
+    /// `false` when the acker stopped (the message then comes back).
+    pub(crate) async fn ack(&self, h: Handle) -> bool {
+        if self.acks.send(h).await.is_err() {
+            warn!("the acker stopped; a consumed message comes back");
+            return false;
+        }
+        true
     }
 
     /// A popped message redelivered more often than allowed (checked when
     /// popped).
     pub(crate) async fn to_dlq(&self, popped: &Popped) {
-        let h = Handle {
-            topic: popped.topic.clone(),
-            ck: popped.ck.clone(),
-            addr: popped.addr.clone(),
-        };
-        self.dlq(&popped.msg, h).await;
+        self.dlq(&popped.msg, popped.handle()).await;
     }
 
     /// CONSUMER_SEND_MSG_BACK straight to `%DLQ%<group>`, then the ack. A
-    /// failure is logged; the message then comes back after its invisible
-    /// time.
-    async fn dlq(&self, msg: &MessageExt, h: Handle) {
+    /// failure is logged and answers `false`; the message then comes back
+    /// after its invisible time.
+    pub(crate) async fn dlq(&self, msg: &MessageExt, h: Handle) -> bool {
         let inner = &self.inner;
         let header = ConsumerSendMsgBackRequestHeader {
             offset: msg.commit_log_offset,
@@ -340,9 +369,11 @@ impl Settler {
                 if self.acks.send(h).await.is_err() {
                     warn!(msg_id = %msg.msg_id, "the acker stopped; a message moved to the DLQ comes back");
                 }
+                true
             }
             Err(e) => {
                 warn!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "moving a message to the DLQ failed; it comes back after its invisible time");
+                false
             }
         }
     }
