@@ -7,7 +7,8 @@
 #   --size BYTES          message body size (default 1024)
 #   --queues Q            queues of every benchmark topic (default 8)
 #   --reps R              repetitions of every measurement, interleaved between clients (default 3)
-#   --clients LIST        comma-separated: all (default), rmq, java, go, rocketmq-rust, or client names
+#   --clients LIST        comma-separated: all (default), rmq, java, go, rocketmq-rust, pop (the pop set: rmq-push,
+#                         rmq-pop-push, rmq-simple, java-push, java-pop-push), or client names
 #                         (rmq-push, rmq-pull, raw-pull, java-push, go-push, rocketmq-rust-push,
 #                         rmq-producer, java-producer)
 #   --scenarios LIST      comma-separated: drain, latency, produce (sync + async), produce-tx (sync +
@@ -102,6 +103,7 @@ wants() { # wants CLIENT: whether --clients selects it
       java) [[ "$c" == java-* ]] && return 0 ;;
       go) [[ "$c" == go-* ]] && return 0 ;;
       rocketmq-rust) [[ "$c" == rocketmq-rust-* ]] && return 0 ;;
+      pop) [[ " rmq-push rmq-pop-push rmq-simple java-push java-pop-push " == *" $c "* ]] && return 0 ;;
       "$c") return 0 ;;
     esac
   done
@@ -154,7 +156,7 @@ if [[ $build == 1 ]]; then
 fi
 [[ -x "$rmq_bench" ]] || die "$rmq_bench missing (run without --no-build)"
 
-if wants java-push || wants java-producer; then
+if wants java-push || wants java-producer || wants java-pop-push; then
   java_dir="$BENCH/peers/java"
   if [[ $build == 1 ]]; then
     log "building the Java peer (Maven, rocketmq-client $rmq_version)"
@@ -168,7 +170,7 @@ if wants java-push || wants java-producer; then
       if mvn_package -Dno.example=true; then
         java_producer=own
       else
-        unavailable+=("java-push=Maven build of bench/peers/java failed" "java-producer=Maven build of bench/peers/java failed")
+        unavailable+=("java-push=Maven build of bench/peers/java failed" "java-producer=Maven build of bench/peers/java failed" "java-pop-push=Maven build of bench/peers/java failed")
       fi
     fi
   fi
@@ -176,7 +178,7 @@ if wants java-push || wants java-producer; then
     java_cp="$java_dir/target/classes:$java_dir/target/lib-$rmq_version/*"
     compgen -G "$java_dir/target/lib-$rmq_version/rocketmq-example-*.jar" >/dev/null || java_producer=own
   elif [[ " ${unavailable[*]} " != *" java-push="* ]]; then
-    unavailable+=("java-push=bench/peers/java is not built" "java-producer=bench/peers/java is not built")
+    unavailable+=("java-push=bench/peers/java is not built" "java-producer=bench/peers/java is not built" "java-pop-push=bench/peers/java is not built")
   fi
 fi
 

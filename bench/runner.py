@@ -56,6 +56,9 @@ def log(msg):
 class Run:
     """One client process: its RESULT json, exit status, CPU seconds and peak RSS."""
 
+    # Whether the process must print a RESULT line to count as a success (helper commands do not).
+    needs_result = True
+
     def __init__(self, name, argv, timeout, env=None):
         self.name = name
         self.argv = argv
@@ -156,7 +159,7 @@ class Run:
         return self
 
     def ok(self):
-        return self.status == 0 and not self.killed and self.result is not None
+        return self.status == 0 and not self.killed and (self.result is not None or not self.needs_result)
 
     def failure(self):
         why = "killed after %ds" % self.timeout if self.killed else "exit %s" % self.status
@@ -224,9 +227,11 @@ class Bench:
             return [self.a.rust_peer, *peer_common]
         raise ValueError(client)
 
-    def run(self, name, argv, timeout, wait=True):
+    def run(self, name, argv, timeout, wait=True, needs_result=True):
         log("run " + name + ": " + " ".join(argv))
-        r = Run(name, argv, timeout).start()
+        r = Run(name, argv, timeout)
+        r.needs_result = needs_result
+        r.start()
         if wait:
             r.wait()
             self.record_run(r)
@@ -291,7 +296,8 @@ class Bench:
                 if client == "java-pop-push":
                     # Java pops only when the broker assigns in POP mode.
                     m = self.run("set-pop-mode " + group,
-                                 self.rmq("set-pop-mode", "--topic", topic, "--group", group), 60)
+                                 self.rmq("set-pop-mode", "--topic", topic, "--group", group), 60,
+                                 needs_result=False)
                     if not m.ok():
                         continue
                 r = self.run(f"drain {client} #{rep + 1}",
