@@ -26,6 +26,8 @@ mod config_source;
 mod consumer;
 mod error;
 mod instance;
+#[cfg(feature = "opentelemetry")]
+pub mod otel;
 mod producer;
 mod route;
 pub mod trace;

@@ -104,6 +104,16 @@ impl SendMetrics {
     }
 }
 
+/// Writes the trace context of `span` into `msgs` (feature
+/// `opentelemetry`; nothing otherwise).
+#[inline]
+pub(crate) fn propagate(span: &Span, msgs: &mut [rmq_protocol::Message]) {
+    #[cfg(feature = "opentelemetry")]
+    rmq_client_core::otel::inject(span, msgs);
+    #[cfg(not(feature = "opentelemetry"))]
+    let _ = (span, msgs);
+}
+
 /// A broker isolated after a failed attempt (rare: labels built here).
 pub(crate) fn broker_isolated(broker: &str) {
     metrics::counter!(BROKER_ISOLATIONS, BROKER => broker.to_owned()).increment(1);
@@ -147,6 +157,12 @@ fn status_name(s: SendStatus) -> &'static str {
 }
 
 impl SendObservation {
+    /// Writes the send span's trace context into `msgs` (feature
+    /// `opentelemetry`; nothing otherwise).
+    pub(crate) fn propagate(&self, msgs: &mut [rmq_protocol::Message]) {
+        propagate(&self.span, msgs);
+    }
+
     /// The span to run the send in.
     pub(crate) fn span(&self) -> &Span {
         &self.span

@@ -42,6 +42,19 @@ macro_rules! feature_items {
     };
 }
 
+feature_items! { "opentelemetry":
+    /// OpenTelemetry context propagation through message properties: the
+    /// W3C `traceparent` a send writes, and [`remote_context`](otel::remote_context)
+    /// to continue it from a message of a pull, lite pull or simple
+    /// consumer (the push consumer's `process` span does it itself).
+    pub mod otel {
+        pub use rmq_client_core::otel::{
+            TRACEPARENT, TRACESTATE, parse_traceparent, remote_context, remote_span_context,
+            traceparent,
+        };
+    }
+}
+
 /// Items of either consumer feature (`consumer-push` or `consumer-pull`),
 /// with the docs.rs badge.
 macro_rules! consumer_items {

@@ -48,7 +48,9 @@ pub(crate) fn pull_answered(span: &Span, status: &'static str, found: usize) {
 
 /// The span of one listener call on `msgs` of `mq`: group, topic, queue,
 /// message ids (filled only when the span is enabled), reconsume times of
-/// the first message; the result is recorded by [`processed`].
+/// the first message; the result is recorded by [`processed`]. With the
+/// `opentelemetry` feature the producers' trace contexts are its parent
+/// (one message) or links (a batch).
 pub(crate) fn process_span(group: &str, mq: &MessageQueue, msgs: &[MessageExt]) -> Span {
     let span = queue_span!(
         info_span,
@@ -62,6 +64,8 @@ pub(crate) fn process_span(group: &str, mq: &MessageQueue, msgs: &[MessageExt]) 
         messaging.rocketmq.consume.result = field::Empty,
     );
     if !span.is_disabled() {
+        #[cfg(feature = "opentelemetry")]
+        rmq_client_core::otel::follow(&span, msgs.iter().map(|m| &m.message));
         match msgs {
             [one] => {
                 span.record("messaging.message.id", one.msg_id.as_str());

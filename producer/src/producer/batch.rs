@@ -25,6 +25,8 @@ impl Producer {
             return hand_back(Outcome::failed(e.into()), Unsent::Message(Box::new(msg)));
         }
         stamp(&mut msg);
+        // Batched sends have no span of their own: the caller's is the parent.
+        crate::telemetry::propagate(&tracing::Span::current(), std::slice::from_mut(&mut msg));
         let Some(permit) = acc.room(msg.body.len()).await else {
             return hand_back(
                 Outcome::failed(Error::Shutdown),
@@ -149,6 +151,7 @@ impl Producer {
             .inner
             .telemetry
             .start(msgs.first().map_or("", |m| m.topic.as_str()), msgs.len());
+        obs.propagate(&mut msgs);
         let outcome = async {
             match (self.check_running(), &self.inner.backend) {
                 (Err(e), _) => Outcome::failed(e),

@@ -37,6 +37,7 @@ impl Producer {
         }
         let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
+        obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
             match (self.check_running(), &self.inner.backend) {
                 (Err(e), _) => Outcome::failed(e),
@@ -66,6 +67,7 @@ impl Producer {
     /// written.
     pub async fn send_oneway(&self, mut msg: Message) -> Result<()> {
         let obs = self.inner.telemetry.start(&msg.topic, 1);
+        obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
             match (self.check_running(), &self.inner.backend) {
                 (Err(e), _) => Outcome::failed(e),
@@ -105,6 +107,7 @@ impl Producer {
     ) -> Result<SendResult> {
         let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
+        obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
             match self.check_running() {
                 Err(e) => Outcome::failed(e),
@@ -163,6 +166,7 @@ impl Producer {
     {
         let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
+        obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
             match (self.check_running(), &self.inner.backend) {
                 (Err(e), _) => Outcome::failed(e),
