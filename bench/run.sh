@@ -32,6 +32,8 @@
 #                         not check signatures, so these figures are the client's signing cost
 #   --metrics             also rmq-push-metrics (drain): rmq-push with a metrics recorder installed
 #                         (metrics-exporter-prometheus, no HTTP listener), target >= 0.95x of rmq-push
+#   --trace               also rmq-push-trace (drain): rmq-push with RocketMQ message trace on
+#                         (SubBefore/SubAfter records written to RMQ_SYS_TRACE_TOPIC)
 #   -h | --help
 #
 # Environment: NAMESRV_ADDR (unset: the local broker is started with scripts/rocketmq-local.sh and
@@ -60,6 +62,7 @@ mode_name=full
 tls=0
 acl=0
 metrics=0
+trace=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { printf 'bench/run.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -86,6 +89,7 @@ while [[ $# -gt 0 ]]; do
     --tls) tls=1; shift ;;
     --acl) acl=1; shift ;;
     --metrics) metrics=1; shift ;;
+    --trace) trace=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -216,6 +220,7 @@ args=(
 [[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
 [[ $tls == 1 ]] && args+=(--tls-ca "$RMQ_TLS_CA")
 [[ $metrics == 1 ]] && args+=(--metrics)
+[[ $trace == 1 ]] && args+=(--trace)
 [[ $acl == 1 ]] && args+=(--access-key "${RMQ_ACCESS_KEY:-rmq-bench-ak}" --secret-key "${RMQ_SECRET_KEY:-rmq-bench-secret-key}")
 for u in "${unavailable[@]}"; do args+=(--unavailable "$u"); done
 python3 "$BENCH/runner.py" "${args[@]}"

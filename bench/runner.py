@@ -36,6 +36,7 @@ VARIANTS = {
     "rmq-pull-tls": ("rmq-pull", "tls"),
     "rmq-push-signed": ("rmq-push", "acl"),
     "rmq-push-metrics": ("rmq-push", "metrics"),
+    "rmq-push-trace": ("rmq-push", "trace"),
     "rmq-producer-tls": ("rmq-producer", "tls"),
     "rmq-producer-signed": ("rmq-producer", "acl"),
 }
@@ -191,6 +192,8 @@ class Bench:
             return ["--tls-ca", self.a.tls_ca]
         if kind == "metrics":
             return ["--metrics-recorder", "prometheus"]
+        if kind == "trace":
+            return ["--trace", "1"]
         if kind == "acl":
             return ["--access-key", self.a.access_key, "--secret-key", self.a.secret_key]
         return []
@@ -559,10 +562,13 @@ def main():
     p.add_argument("--access-key", default="", help="with --secret-key: adds rmq-push-signed, rmq-producer-signed")
     p.add_argument("--secret-key", default="")
     p.add_argument("--metrics", action="store_true", help="adds rmq-push-metrics (a metrics recorder installed)")
+    p.add_argument("--trace", action="store_true", help="adds rmq-push-trace (RocketMQ message trace on)")
     a = p.parse_args()
     kinds = set()
     if a.metrics:
         kinds.add("metrics")
+    if a.trace:
+        kinds.add("trace")
     if a.tls_ca:
         kinds.add("tls")
     if a.access_key and a.secret_key:

@@ -67,11 +67,14 @@ impl MessageListener for CountingListener {
 }
 
 /// `drain-push --topic T --group G --expect N [--threads 20] [--batch 32]
-/// [--latency-skip K] [--timeout-s 600] [--pop 1]`: rmq's PushConsumer, fresh
-/// group, first offset, no-op listener; `--pop 1`: in pop mode (RocketMQ 5).
+/// [--latency-skip K] [--timeout-s 600] [--pop 1] [--metrics-recorder prometheus]
+/// [--trace 1]`: rmq's PushConsumer, fresh group, first offset, no-op
+/// listener; `--pop 1`: in pop mode (RocketMQ 5); `--trace 1`: with RocketMQ
+/// message trace on (SubBefore/SubAfter records to `RMQ_SYS_TRACE_TOPIC`).
 pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
     let a = DrainArgs::parse(flags)?;
     let pop = flags.get::<u8>("pop", 0)? == 1;
+    let trace = flags.get::<u8>("trace", 0)? == 1;
     match flags.optional::<String>("metrics-recorder")?.as_deref() {
         None | Some("none") => {}
         Some("prometheus") => metrics_exporter_prometheus::PrometheusBuilder::new()
@@ -97,6 +100,7 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
         .consume_batch_max_size(1)
         .pull_batch_size(usize::try_from(a.batch).unwrap_or(32))
         .pop_mode(pop)
+        .enable_trace(trace)
         .start(CountingListener(stats.clone()))
         .await
         .map_err(|source| BenchError::Consumer {
