@@ -508,3 +508,174 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
     })
     .await;
 }
+
+/// The committed offsets of `group` on the queues `0..queues` of `topic` held by broker group
+/// `broker_name` at `addr`.
+async fn committed_at(
+    env: &Env,
+    addr: &str,
+    broker_name: &str,
+    group: &str,
+    topic: &str,
+    queues: i32,
+) -> Vec<i64> {
+    let mut out = Vec::new();
+    for q in 0..queues {
+        let header = rmq_protocol::header::QueryConsumerOffsetRequestHeader {
+            consumer_group: group.to_owned(),
+            topic: topic.to_owned(),
+            queue_id: q,
+            set_zero_if_not_found: None,
+            broker_name: Some(broker_name.to_owned()),
+        };
+        let off = env
+            .admin
+            .query_consumer_offset(addr, header)
+            .await
+            .unwrap_or_else(|e| {
+                panic!("committed offset of {group} on {broker_name} queue {q}: {e}")
+            });
+        out.push(off.unwrap_or(-1));
+    }
+    out
+}
+
+/// The broker groups whose queues of `topic` the push consumer holds now.
+fn held_groups(
+    c: &rmq_consumer_push::PushConsumer,
+    topic: &str,
+) -> std::collections::BTreeSet<String> {
+    consumer::queue_stats(c, topic)
+        .into_iter()
+        .map(|s| s.queue.broker_name)
+        .collect()
+}
+
+/// Route churn: a broker group that starts serving the topic while a push consumer runs has its
+/// queues picked up by the next rebalance after the route poll, and its messages consumed; a group
+/// that stops serving it (its queues no longer readable in the route) has its queues dropped, and
+/// their offsets are committed on the way out (the periodic persist is 10 min here: the drop and
+/// the pulls' commit flag are what commit them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs RMQ_TOPOLOGY=master-slave with broker-b: the cluster step of scripts/test.sh"]
+async fn route_churn_added_group_is_consumed_removed_group_committed_first() {
+    within(CLUSTER_TIMEOUT, async {
+        require_topology("master-slave");
+        const PER_QUEUE: usize = 10;
+        let env = Env::new().await;
+        let broker_b = env_addr("RMQ_BROKER_B_ADDR");
+        let topic = env.topic("cl_churn", QUEUES).await;
+        let group = rmq_testkit::unique_name("cl_churn_cg");
+        let fast_routes = |instance: &str| {
+            rmq_client_core::ClientConfig::builder()
+                .namesrv_addr(env.namesrv())
+                .instance_name(instance)
+                .poll_name_server_interval(Duration::from_secs(1))
+                .persist_consumer_offset_interval(Duration::from_secs(600))
+                .build()
+                .expect("client config")
+        };
+        let rec = Arc::new(Recorder::new());
+        let c = ConsumerSpec::new(env.namesrv(), &group, &topic)
+            .builder()
+            .client_config(fast_routes("churn-consumer"))
+            .rebalance_interval(Duration::from_secs(1))
+            .start(consumer::recording(rec.clone(), 0, |_, _| false))
+            .await
+            .expect("consumer starts");
+        let producer = Producer::builder()
+            .group(rmq_testkit::unique_name("cl_churn_pg"))
+            .client_config(fast_routes("churn-producer"))
+            .start()
+            .await
+            .expect("producer starts");
+        let mut expected = Vec::new();
+        for q in 0..QUEUES {
+            for i in 0..PER_QUEUE {
+                let mq = MessageQueue::new(&topic, GROUP_A, q);
+                let sent = producer
+                    .send_to_queue(Message::new(&topic, format!("a-{q}-{i}")), &mq)
+                    .await
+                    .unwrap_or_else(|e| panic!("send to {mq}: {e}"));
+                expected.push(sent.msg_id);
+            }
+        }
+        rec.wait_distinct(expected.len(), Duration::from_secs(60)).await;
+        assert_eq!(held_groups(&c, &topic), [GROUP_A.to_owned()].into(), "broker-a only at first");
+
+        // Added: broker-b starts serving the topic.
+        let added = Instant::now();
+        rmq_testkit::admin::create_topic(env.admin.remoting(), env.namesrv(), &broker_b, &topic, QUEUES)
+            .await
+            .unwrap_or_else(|e| panic!("create {topic} on broker-b: {e}"));
+        let picked_up = poll_until(Duration::from_secs(30), Duration::from_millis(100), "the consumer holds broker-b's queues", || {
+            let held = held_groups(&c, &topic);
+            async move { if held.contains("broker-b") { Ok(added.elapsed()) } else { Err(held) } }
+        })
+        .await;
+        let mq_b = |q: i32| MessageQueue::new(&topic, "broker-b", q);
+        // The producer learns broker-b's address from its next route poll.
+        poll_until(Duration::from_secs(30), Duration::from_millis(200), "the producer routes to broker-b", || {
+            let (producer, msg, mq) = (producer.clone(), Message::new(&topic, "b-probe"), mq_b(0));
+            async move { producer.send_to_queue(msg, &mq).await.map(|s| s.msg_id).map_err(|e| e.to_string()) }
+        })
+        .await;
+        let probe_total = 1;
+        let mut sent_b = probe_total;
+        for q in 0..QUEUES {
+            for i in 0..PER_QUEUE {
+                let sent = producer
+                    .send_to_queue(Message::new(&topic, format!("b-{q}-{i}")), &mq_b(q))
+                    .await
+                    .unwrap_or_else(|e| panic!("send to broker-b queue {q}: {e}"));
+                expected.push(sent.msg_id);
+                sent_b += 1;
+            }
+        }
+        rec.wait_distinct(expected.len() + probe_total, Duration::from_secs(60)).await;
+        let consumed_b = added.elapsed();
+        let mut max_b = Vec::new();
+        for q in 0..QUEUES {
+            max_b.push(env.max_offset_at(&broker_b, &topic, q).await);
+        }
+        assert_eq!(
+            max_b.iter().sum::<i64>(),
+            i64::try_from(sent_b).unwrap_or(i64::MAX),
+            "broker-b holds what was sent to it"
+        );
+        // Pulls carry the consumer's offsets too (the commit flag of PULL_MESSAGE), so some may be
+        // committed already: printed, not asserted.
+        let before_drop = committed_at(&env, &broker_b, "broker-b", &group, &topic, QUEUES).await;
+        println!("broker-b committed {before_drop:?} of {max_b:?} before the drop");
+
+        // Removed: broker-b's queues stop being readable (perm write-only); the consumer drops them
+        // and commits their offsets first.
+        let removed = Instant::now();
+        rmq_testkit::admin::set_topic_perm(env.admin.remoting(), &broker_b, &topic, QUEUES, 2)
+            .await
+            .unwrap_or_else(|e| panic!("make {topic} write-only on broker-b: {e}"));
+        let dropped = poll_until(Duration::from_secs(30), Duration::from_millis(100), "the consumer dropped broker-b's queues", || {
+            let held = held_groups(&c, &topic);
+            async move { if held.contains("broker-b") { Err(held) } else { Ok(removed.elapsed()) } }
+        })
+        .await;
+        let after_drop = committed_at(&env, &broker_b, "broker-b", &group, &topic, QUEUES).await;
+        assert_eq!(after_drop, max_b, "the dropped queues' offsets were committed on the way out");
+        assert_eq!(held_groups(&c, &topic), [GROUP_A.to_owned()].into(), "broker-a's queues stay");
+
+        let (missing, dups) = rec.with(|seen| (seen.missing(expected.iter().map(String::as_str)), seen.duplicates()));
+        println!(
+            "cluster-figures: scenario=route-churn version={} picked_up_ms={} consumed_added_ms={} dropped_ms={} lost={} duplicates={dups}",
+            env.broker.version,
+            picked_up.as_millis(),
+            consumed_b.as_millis(),
+            dropped.as_millis(),
+            missing.len()
+        );
+        assert!(missing.is_empty(), "none lost: {missing:?}");
+        c.shutdown().await.expect("consumer shutdown");
+        producer.shutdown().await.expect("producer shutdown");
+        env.shutdown().await;
+    })
+    .await;
+}
