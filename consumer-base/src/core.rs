@@ -405,7 +405,8 @@ impl ConsumerCore {
         T: Send + Sync + 'static,
         RF: Future<Output = ()> + Send + 'static,
     {
-        let span = info_span!("rebalance_loop", group = %self.group);
+        // Long-lived task spans are root spans, so the caller's span can end.
+        let span = info_span!(parent: None, "rebalance_loop", group = %self.group);
         let inner = inner.clone();
         self.tasks.spawn(
             async move {
@@ -431,7 +432,7 @@ impl ConsumerCore {
 /// The tracing span of a queue's pull task (the same fields in every
 /// consumer).
 pub fn queue_span(mq: &rmq_protocol::MessageQueue) -> tracing::Span {
-    info_span!("pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id)
+    info_span!(parent: None, "pull_loop", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id)
 }
 
 /// What the [`DropGuard`] needs from a consumer's shared state.

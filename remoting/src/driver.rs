@@ -49,7 +49,9 @@ where
         rx,
         tx: tx.clone(),
     };
-    let span = info_span!("rmq_connection", addr = %addr, conn_id = id);
+    // A root span: it lives as long as the connection, and a span it had as parent (the send
+    // that opened the connection, say) could not end before it.
+    let span = info_span!(parent: None, "rmq_connection", addr = %addr, conn_id = id);
     client.tracker.spawn(driver.run().instrument(span));
     Connection::new(conn, tx)
 }

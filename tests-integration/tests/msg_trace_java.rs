@@ -79,7 +79,7 @@ async fn records_the_java_client_wrote_decode_with_rmq() {
         // The Java dispatchers write the records in the background (batches, every 100 ms or
         // so) while the peer stays up.
         let seen = poll_until(
-            Duration::from_secs(60),
+            Duration::from_secs(90),
             Duration::from_millis(500),
             "the Java client's Pub, SubBefore and SubAfter records in the trace topic",
             || {

@@ -76,7 +76,9 @@ async fn spans_until(done: impl Fn(&[SpanData]) -> bool) -> Vec<SpanData> {
 }
 
 /// One message: the consumer's `process` span is a child of the producer's `send` span (same
-/// trace, remote parent), which is itself a child of the application span around the send.
+/// trace, remote parent), which is itself a child of the application span around the send. The
+/// producer is started inside that span too: the connections it opens are spans of their own, so
+/// the application's span and the send span end while the producer still runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_process_span_of_one_message_is_a_child_of_its_send_span() {
     exporter();
@@ -84,13 +86,28 @@ async fn the_process_span_of_one_message_is_a_child_of_its_send_span() {
         let env = Env::new().await;
         let topic = env.topic("otel_one", 1).await;
         let group = rmq_testkit::unique_name("otel_one_cg");
-        let producer = env.producer().await;
         let checkout = tracing::info_span!("checkout");
-        let sent = producer
-            .send(Message::new(&topic, "order 1"))
-            .instrument(checkout)
-            .await
-            .expect("send");
+        let (producer, sent) = async {
+            let producer = env.producer().await;
+            let sent = producer
+                .send(Message::new(&topic, "order 1"))
+                .await
+                .expect("send");
+            (producer, sent)
+        }
+        .instrument(checkout)
+        .await;
+        spans_until(|spans| {
+            spans
+                .iter()
+                .filter(|s| on_topic(s, "send", &topic))
+                .any(|send| {
+                    spans.iter().any(|s| {
+                        s.name == "checkout" && s.span_context.span_id() == send.parent_span_id
+                    })
+                })
+        })
+        .await;
         producer.shutdown().await.expect("producer shutdown");
 
         let rec = Arc::new(Recorder::new());

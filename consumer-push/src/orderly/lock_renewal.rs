@@ -19,7 +19,7 @@ pub(crate) fn spawn(inner: &Arc<Inner>) {
     };
     let every = inner.config.lock_renew_interval;
     let stop = inner.stop_pull.clone();
-    let span = info_span!("lock_renewal", group = %inner.core.group());
+    let span = info_span!(parent: None, "lock_renewal", group = %inner.core.group());
     inner.core.tasks().spawn(
         async move {
             let mut wait = FIRST_RENEWAL.min(every);

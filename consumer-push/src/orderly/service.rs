@@ -66,8 +66,7 @@ pub(crate) fn spawn(
     let Listener::Orderly(listener) = &inner.listener else {
         return;
     };
-    let span =
-        info_span!("orderly", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
+    let span = info_span!(parent: None, "orderly", topic = %mq.topic, broker = %mq.broker_name, queue_id = mq.queue_id);
     let consume_lock = inner.queues.consume_lock(&mq);
     let l = OrderlyLoop {
         inner: inner.clone(),

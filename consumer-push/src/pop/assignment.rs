@@ -45,7 +45,7 @@ pub(crate) async fn start(inner: &Arc<Inner>) -> Result<()> {
         "pop mode: assigned"
     );
     let stop = inner.stop_pull.clone();
-    let span = info_span!("pop_assignment", group = %inner.core.group());
+    let span = info_span!(parent: None, "pop_assignment", group = %inner.core.group());
     inner
         .core
         .tasks()

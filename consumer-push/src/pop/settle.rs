@@ -92,7 +92,7 @@ pub(crate) struct Settler {
 pub(crate) fn spawn(inner: &Arc<Inner>) -> Settler {
     let (tx, rx) = mpsc::channel(ACK_QUEUE);
     let acker = inner.clone();
-    let span = info_span!("pop_acker", group = %inner.core.group());
+    let span = info_span!(parent: None, "pop_acker", group = %inner.core.group());
     inner
         .core
         .tasks()
