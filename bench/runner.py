@@ -4,7 +4,7 @@
 Runs every measurement as a separate client process, interleaved between clients and
 repeated; reads each program's `RESULT {json}` line; measures the process's CPU seconds
 (user + sys) and peak RSS with wait4(2); prints a Markdown table; writes
-bench/results/<timestamp>.json ({"config", "results"}, the schema of issue 7),
+bench/results/<timestamp>.json ({"config", "results"}, the schema bench/README.md describes),
 <timestamp>.runs.json (every single run, failures included) and <timestamp>.svg (rmq-bench chart).
 
 Normally started by bench/run.sh, which starts the broker and builds the programs.
@@ -664,7 +664,7 @@ def main():
 
     print(table(rows, cfg))
     print()
-    print("Targets (issue 7; measured, not asserted):")
+    print("Targets (measured, not asserted):")
     print(targets(rows))
     if b.unavailable:
         print()
