@@ -23,7 +23,7 @@ pub(crate) const LATENCY_MAX: [u64; 7] = [50, 100, 550, 1000, 2000, 3000, 15000]
 pub(crate) const NOT_AVAILABLE_DURATION: [u64; 7] = [0, 0, 30000, 60000, 120000, 180000, 600000];
 
 /// Latency charged to a broker whose send failed (Java: `updateFaultItem(..,
-/// isolation = true)` computes the duration for 30 000 ms, i.e. 60 s).
+/// isolation = true)` computes the duration for 30 000 ms, i.e. 600 s).
 pub(crate) const ISOLATION: Duration = Duration::from_millis(30_000);
 
 /// How long a broker with `latency` is avoided (Java
@@ -78,6 +78,28 @@ impl FaultTable {
         }
     }
 
+    /// Forgets the avoided brokers that `known` no longer knows (gone from
+    /// every route): a broker that left the cluster and comes back is sent
+    /// to again at once, not only when its isolation (up to 10 min) ends.
+    /// Costs one read of the table when no broker is avoided.
+    pub(crate) fn forget_gone(&self, now: Instant, known: impl Fn(&str) -> bool) {
+        let gone = |broker: &str, item: &FaultItem| now < item.available_at && !known(broker);
+        {
+            let items = match self.items.read() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            if !items.iter().any(|(b, item)| gone(b, item)) {
+                return;
+            }
+        }
+        let mut items = match self.items.write() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        items.retain(|b, item| !gone(b, item));
+    }
+
     /// Whether `broker` may be sent to at `now` (unknown brokers are).
     pub(crate) fn is_available(&self, broker: &str, now: Instant) -> bool {
         let items = match self.items.read() {
@@ -129,6 +151,21 @@ pub(crate) fn select_queue<'q>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_avoided_broker_gone_from_the_routes_is_forgotten() {
+        let t = FaultTable::default();
+        let now = Instant::now();
+        t.update("broker-a", Duration::from_millis(5), false, now);
+        t.update("broker-b", Duration::ZERO, true, now);
+        t.update("broker-c", Duration::ZERO, true, now);
+        assert!(!t.is_available("broker-b", now));
+        // broker-c is still routed: it stays avoided; broker-b left every route.
+        t.forget_gone(now, |b| b != "broker-b");
+        assert!(t.is_available("broker-b", now));
+        assert!(!t.is_available("broker-c", now));
+        assert!(t.is_available("broker-a", now));
+    }
 
     fn queues(brokers: &[&str], per: i32) -> Vec<MessageQueue> {
         brokers

@@ -164,6 +164,11 @@ impl Sender {
             .config
             .send_latency_fault_enable
             .then_some(&self.faults);
+        if let Some(f) = faults {
+            f.forget_gone(Instant::now(), |b| {
+                self.instance.find_broker_addr_in_publish(b).is_some()
+            });
+        }
         let total = retries.saturating_add(1);
         let mut failed: Vec<String> = Vec::new();
         let mut last_err: Option<Error> = None;

@@ -555,7 +555,8 @@ fn held_groups(
 /// queues picked up by the next rebalance after the route poll, and its messages consumed; a group
 /// that stops serving it (its queues no longer readable in the route) has its queues dropped, and
 /// their offsets are committed on the way out (the periodic persist is 10 min here: the drop and
-/// the pulls' commit flag are what commit them).
+/// the pulls' commit flag are what commit them). Then a group that dies (the producer avoids it
+/// after a failed send), leaves the routes and returns is sent to again at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs RMQ_TOPOLOGY=master-slave with broker-b: the cluster step of scripts/test.sh"]
 async fn route_churn_added_group_is_consumed_removed_group_committed_first() {
@@ -663,13 +664,52 @@ async fn route_churn_added_group_is_consumed_removed_group_committed_first() {
         assert_eq!(after_drop, max_b, "the dropped queues' offsets were committed on the way out");
         assert_eq!(held_groups(&c, &topic), [GROUP_A.to_owned()].into(), "broker-a's queues stay");
 
+        // Back after leaving: broker-b dies while the producer sends (a failed send makes the producer
+        // avoid it, Java's fault tolerance: up to 10 min), leaves the routes, and comes back; the
+        // producer forgot it on the way and sends to it again as soon as its route has it.
+        rmq_testkit::kill_broker("broker-b").await;
+        for i in 0..8 {
+            producer
+                .send(Message::new(&topic, format!("b-dead-{i}")))
+                .await
+                .unwrap_or_else(|e| panic!("a send while broker-b is dead goes to broker-a: {e}"));
+        }
+        poll_until(Duration::from_secs(30), Duration::from_millis(100), "the name server dropped broker-b", || {
+            let gone = group_addrs(env.namesrv(), "broker-b").is_empty();
+            async move { if gone { Ok(()) } else { Err(()) } }
+        })
+        .await;
+        // The producer's route poll (1 s) drops broker-b too; sends go on meanwhile.
+        for i in 0..8 {
+            producer
+                .send(Message::new(&topic, format!("b-gone-{i}")))
+                .await
+                .unwrap_or_else(|e| panic!("a send while broker-b is gone: {e}"));
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        rmq_testkit::start_broker("broker-b").await;
+        let returned = Instant::now();
+        let back = poll_until(Duration::from_secs(30), Duration::from_millis(100), "a send lands on broker-b again", || {
+            let producer = producer.clone();
+            let msg = Message::new(&topic, "b-back");
+            async move {
+                match producer.send(msg).await {
+                    Ok(r) if r.message_queue.broker_name == "broker-b" => Ok(returned.elapsed()),
+                    Ok(r) => Err(r.message_queue.broker_name),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        })
+        .await;
+
         let (missing, dups) = rec.with(|seen| (seen.missing(expected.iter().map(String::as_str)), seen.duplicates()));
         println!(
-            "cluster-figures: scenario=route-churn version={} picked_up_ms={} consumed_added_ms={} dropped_ms={} lost={} duplicates={dups}",
+            "cluster-figures: scenario=route-churn version={} picked_up_ms={} consumed_added_ms={} dropped_ms={} back_ms={} lost={} duplicates={dups}",
             env.broker.version,
             picked_up.as_millis(),
             consumed_b.as_millis(),
             dropped.as_millis(),
+            back.as_millis(),
             missing.len()
         );
         assert!(missing.is_empty(), "none lost: {missing:?}");
