@@ -51,7 +51,7 @@ impl ClientInstance {
         };
         let request = RemotingCommand::request(code, &header);
         let timeout = self.inner.config.request_timeout();
-        let response = self.inner.remoting.invoke(addr, request, timeout).await?;
+        let response = self.inner.invoke(addr, request, timeout).await?;
         consumer_id_list_from_response(addr, &response)
             .map_err(|e| self.inner.refusal(e, None, Some(group)))
     }

@@ -198,7 +198,7 @@ impl ClientInstance {
     ) -> Result<PopResult> {
         let timeout = timeout.unwrap_or_else(|| pop_timeout(&header));
         let request = RemotingCommand::request(RequestCode::POP_MESSAGE, &header);
-        let response = self.inner.remoting.invoke(addr, request, timeout).await?;
+        let response = self.inner.invoke(addr, request, timeout).await?;
         PopResult::from_response(addr, broker_name, response).map_err(|e| {
             self.inner
                 .refusal(e, Some(&header.topic), Some(&header.consumer_group))

@@ -171,7 +171,7 @@ impl ClientInstance {
         if let Some(count) = self.inner.pulls.get(usize::from(slave)) {
             count.fetch_add(1, Ordering::Relaxed);
         }
-        let response = self.inner.remoting.invoke(addr, request, timeout).await?;
+        let response = self.inner.invoke(addr, request, timeout).await?;
         PullResult::from_response(addr, code, response).map_err(|e| {
             self.inner
                 .refusal(e, Some(&header.topic), Some(&header.consumer_group))

@@ -186,7 +186,7 @@ impl ClientInstance {
         timeout: Duration,
     ) -> Result<SendResult> {
         let request = RemotingCommand::request(code, &header).with_body(body);
-        let response = self.inner.remoting.invoke(addr, request, timeout).await?;
+        let response = self.inner.invoke(addr, request, timeout).await?;
         send_result_from_response(addr, code, &header.topic, broker_name, msg_id, &response)
             .map_err(|e| {
                 self.inner

@@ -89,6 +89,10 @@ pub(crate) struct Inner {
     pub(crate) links: super::links::Links,
     /// Wakes the heartbeat task early (a new broker address appeared).
     pub(crate) heartbeat_wakeup: Arc<tokio::sync::Notify>,
+    /// Wakes the route refresh early (a broker call could not connect or
+    /// lost its connection: a dead broker's replacement, or its absence,
+    /// is in the next route).
+    pub(crate) route_wakeup: Arc<tokio::sync::Notify>,
     /// Users counted by `get_or_start` / `release`; guarded by the
     /// process registry's lock.
     pub(crate) users: AtomicUsize,
@@ -124,6 +128,31 @@ impl Inner {
         e.into().in_context(signer, topic, group)
     }
 
+    /// Wakes the route refresh when `e` says the broker at the other end
+    /// is gone (connect failed, connection closed), so that the client
+    /// learns a new master in about a second instead of at the next poll.
+    pub(crate) fn broker_call_failed(&self, e: &rmq_remoting::Error) {
+        if matches!(e, rmq_remoting::Error::Connect { .. }) || e.is_connection_closed() {
+            self.route_wakeup.notify_one();
+        }
+    }
+
+    /// `request` to the broker at `addr` ([`RemotingClient::invoke`]); a
+    /// failure that says the broker is gone wakes the route refresh
+    /// ([`broker_call_failed`](Self::broker_call_failed)).
+    pub(crate) async fn invoke(
+        &self,
+        addr: &str,
+        request: rmq_protocol::RemotingCommand,
+        timeout: std::time::Duration,
+    ) -> Result<rmq_protocol::RemotingCommand, rmq_remoting::Error> {
+        let result = self.remoting.invoke(addr, request, timeout).await;
+        if let Err(e) = &result {
+            self.broker_call_failed(e);
+        }
+        result
+    }
+
     /// A broker call that must answer SUCCESS; a refusal is named with
     /// the scope's topic and group ([`refusal`](Self::refusal)).
     pub(crate) async fn call_ok(
@@ -141,7 +170,10 @@ impl Inner {
                 &[rmq_protocol::ResponseCode::SUCCESS],
             )
             .await
-            .map_err(|e| self.refusal(e, scope.topic, scope.group))
+            .map_err(|e| {
+                self.broker_call_failed(&e);
+                self.refusal(e, scope.topic, scope.group)
+            })
     }
 
     /// [`call_ok`](Self::call_ok) with the config's request timeout.
@@ -221,6 +253,7 @@ impl ClientInstance {
             broker_versions: Mutex::new(BTreeMap::new()),
             links: super::links::Links::default(),
             heartbeat_wakeup: Arc::new(tokio::sync::Notify::new()),
+            route_wakeup: Arc::new(tokio::sync::Notify::new()),
             users: AtomicUsize::new(1),
             closing: AtomicBool::new(false),
             pulls: [AtomicU64::new(0), AtomicU64::new(0)],

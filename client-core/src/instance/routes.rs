@@ -16,6 +16,9 @@ use crate::route::TopicRouteInfo;
 
 /// Delay of the first periodic refresh (Java: 10 ms).
 const FIRST_REFRESH_DELAY: Duration = Duration::from_millis(10);
+/// The shortest time between two route refreshes woken by failed broker
+/// calls.
+pub(crate) const WAKEUP_GAP: Duration = Duration::from_secs(1);
 
 impl ClientInstance {
     /// The topic's route: the cached one, else fetched from the name
@@ -230,17 +233,28 @@ impl ClientInstance {
 }
 
 /// Starts the periodic route refresh (first after 10 ms, then every
-/// `poll_name_server_interval`).
+/// `poll_name_server_interval`), woken early by a broker call that found
+/// its broker gone, at most once per [`WAKEUP_GAP`].
 pub(super) fn spawn_refresh_task(instance: &ClientInstance) {
     let weak = instance.downgrade();
     let cancel = instance.inner.cancel.clone();
+    let wakeup = instance.inner.route_wakeup.clone();
     let interval = instance.inner.config.poll_name_server_interval();
     instance.inner.tasks.spawn(async move {
         let mut delay = FIRST_REFRESH_DELAY;
+        let mut last: Option<tokio::time::Instant> = None;
         loop {
-            tokio::select! {
+            let woken = tokio::select! {
                 () = cancel.cancelled() => break,
-                () = tokio::time::sleep(delay) => {}
+                () = tokio::time::sleep(delay) => false,
+                () = wakeup.notified() => true,
+            };
+            if let (true, Some(last)) = (woken, last) {
+                // Calls fail in bursts when a broker dies: one refresh per gap.
+                tokio::select! {
+                    () = cancel.cancelled() => break,
+                    () = tokio::time::sleep_until(last + WAKEUP_GAP) => {}
+                }
             }
             delay = interval;
             let Some(instance) = ClientInstance::from_weak(&weak) else {
@@ -250,6 +264,7 @@ pub(super) fn spawn_refresh_task(instance: &ClientInstance) {
                 () = cancel.cancelled() => break,
                 () = instance.refresh_all_routes() => {}
             }
+            last = Some(tokio::time::Instant::now());
         }
     });
 }
