@@ -78,6 +78,17 @@ fn usable(dir: &Path) -> Option<String> {
     Some(format!("{}:{cp}", dir.join("classes").display()))
 }
 
+/// The class path of the Java peer built against the version of the broker `env` tests
+/// ([`classpath`]). Panics when that version is unknown.
+pub async fn classpath_for(env: &rmq_testkit::env::Env) -> String {
+    let version = &env.broker.version;
+    assert!(
+        !version.is_empty() && version != "unknown",
+        "the broker's version is needed to build the Java peer against it (set RMQ_VERSION)"
+    );
+    classpath(version).await
+}
+
 /// The class path of the Java peer built against RocketMQ `version`, building it first when no
 /// cached build of the current sources exists. Panics, saying what to do, when it cannot.
 pub async fn classpath(version: &str) -> String {

@@ -35,12 +35,7 @@ async fn records_the_java_client_wrote_decode_with_rmq() {
     within(TEST_TIMEOUT, async {
         const N: usize = 3;
         let env = Env::new().await;
-        let version = env.broker.version.clone();
-        assert!(
-            !version.is_empty() && version != "unknown",
-            "the broker's version is needed to build the Java peer against it (set RMQ_VERSION)"
-        );
-        let classpath = java_peer::classpath(&version).await;
+        let classpath = java_peer::classpath_for(&env).await;
         let topic = env.topic("trace_java", 2).await;
         let pg = rmq_testkit::unique_name("trace_java_pg");
         let cg = rmq_testkit::unique_name("trace_java_cg");

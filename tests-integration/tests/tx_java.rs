@@ -34,12 +34,7 @@ fn events(lines: &[String], event: &str) -> Vec<Vec<String>> {
 async fn java_and_rmq_producers_answer_each_others_check_backs() {
     within(TEST_TIMEOUT, async {
         let env = Env::new().await;
-        let version = env.broker.version.clone();
-        assert!(
-            !version.is_empty() && version != "unknown",
-            "the broker's version is needed to build the Java peer against it (set RMQ_VERSION)"
-        );
-        let classpath = java_peer::classpath(&version).await;
+        let classpath = java_peer::classpath_for(&env).await;
         let topic = env.topic("tx_java", 1).await;
         let group_a = rmq_testkit::unique_name("tx_java_a_pg");
         let group_b = rmq_testkit::unique_name("tx_java_b_pg");
