@@ -17,7 +17,7 @@
 
 use opentelemetry::Context;
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
-use rmq_protocol::Message;
+use rmq_protocol::{Message, MessageExt};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -74,29 +74,20 @@ pub fn remote_context(msg: &Message) -> Option<Context> {
 /// Connects a consumer's `process` span to the producers of `msgs`: the
 /// one message's context becomes its parent, a batch's contexts become
 /// links. Does nothing when the span is disabled.
-pub fn follow<'a, I>(span: &Span, msgs: I)
-where
-    I: IntoIterator<Item = &'a Message>,
-{
+pub fn follow(span: &Span, msgs: &[MessageExt]) {
     if span.is_disabled() {
         return;
     }
-    let mut msgs = msgs.into_iter();
-    let (Some(first), second) = (msgs.next(), msgs.next()) else {
-        return;
-    };
-    match second {
-        None => {
-            if let Some(cx) = remote_context(first) {
+    match msgs {
+        [one] => {
+            if let Some(cx) = remote_context(one) {
                 // Fails only when the span already started, which it has not.
                 let _ = span.set_parent(cx);
             }
         }
-        Some(second) => {
-            for m in [first, second].into_iter().chain(msgs) {
-                if let Some(sc) = remote_span_context(m) {
-                    span.add_link(sc);
-                }
+        batch => {
+            for sc in batch.iter().filter_map(|m| remote_span_context(m)) {
+                span.add_link(sc);
             }
         }
     }

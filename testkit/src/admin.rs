@@ -66,7 +66,16 @@ pub async fn set_topic_perm(
 ) -> Result<(), AdminError> {
     let mut header = CreateTopicRequestHeader::new(topic, queues);
     header.perm = perm;
-    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, &header);
+    update_topic(client, broker_addr, &header).await
+}
+
+/// Sends UPDATE_AND_CREATE_TOPIC with `header` to `broker_addr`.
+async fn update_topic(
+    client: &RemotingClient,
+    broker_addr: &str,
+    header: &CreateTopicRequestHeader,
+) -> Result<(), AdminError> {
+    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, header);
     client
         .invoke_expect(broker_addr, request, CALL_TIMEOUT, &[ResponseCode::SUCCESS])
         .await?;
@@ -81,10 +90,7 @@ async fn create_topic_with(
     broker_addr: &str,
     header: &CreateTopicRequestHeader,
 ) -> Result<(), AdminError> {
-    let request = RemotingCommand::request(RequestCode::UPDATE_AND_CREATE_TOPIC, header);
-    client
-        .invoke_expect(broker_addr, request, CALL_TIMEOUT, &[ResponseCode::SUCCESS])
-        .await?;
+    update_topic(client, broker_addr, header).await?;
     wait_for_route(client, namesrv_addr, &header.topic, Duration::from_secs(15)).await?;
     Ok(())
 }

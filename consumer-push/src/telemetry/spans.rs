@@ -65,7 +65,7 @@ pub(crate) fn process_span(group: &str, mq: &MessageQueue, msgs: &[MessageExt]) 
     );
     if !span.is_disabled() {
         #[cfg(feature = "opentelemetry")]
-        rmq_client_core::otel::follow(&span, msgs.iter().map(|m| &m.message));
+        rmq_client_core::otel::follow(&span, msgs);
         match msgs {
             [one] => {
                 span.record("messaging.message.id", one.msg_id.as_str());
