@@ -18,7 +18,7 @@ mod session;
 
 pub use config::GrpcConfig;
 pub use error::{Error, Result};
-pub use message::{Receipt, message_ext};
+pub use message::{Receipt, half_message_ext, message_ext};
 pub use session::{
     ClientSettings, ServerCommand, Session, consumer_pub_sub, duration, filter_expression,
     resource, subscription_entry, timestamp_ms, timestamp_to_ms,

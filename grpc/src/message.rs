@@ -33,17 +33,48 @@ pub struct Receipt {
 /// receipt handle, or its body does not inflate.
 pub fn message_ext(msg: proto::Message, broker_name: &str) -> Result<(MessageExt, Receipt)> {
     const RPC: &str = "ReceiveMessage";
-    let bad = |reason: String| Error::Protocol { rpc: RPC, reason };
+    let handle = msg
+        .system_properties
+        .as_ref()
+        .and_then(|s| s.receipt_handle.clone())
+        .filter(|h| !h.is_empty());
+    let ext = to_message_ext(msg, broker_name, RPC)?;
+    let Some(receipt_handle) = handle else {
+        return Err(Error::Protocol {
+            rpc: RPC,
+            reason: format!(
+                "message {} of {} without a receipt handle",
+                ext.msg_id, ext.message.topic
+            ),
+        });
+    };
+    let delivery_attempt = ext.reconsume_times.saturating_add(1);
+    Ok((
+        ext,
+        Receipt {
+            receipt_handle,
+            delivery_attempt,
+        },
+    ))
+}
+
+/// Maps the half message of a `RecoverOrphanedTransactionCommand` (it has no
+/// receipt handle) as [`message_ext`] maps a received one.
+///
+/// # Errors
+///
+/// [`Error::Protocol`] when the message has no system properties or its body
+/// does not inflate.
+pub fn half_message_ext(msg: proto::Message, broker_name: &str) -> Result<MessageExt> {
+    to_message_ext(msg, broker_name, "RecoverOrphanedTransaction")
+}
+
+fn to_message_ext(msg: proto::Message, broker_name: &str, rpc: &'static str) -> Result<MessageExt> {
+    let bad = |reason: String| Error::Protocol { rpc, reason };
     let topic = msg.topic.map(|t| t.name).unwrap_or_default();
     let Some(sys) = msg.system_properties else {
         return Err(bad(format!(
             "a message of {topic} without system properties"
-        )));
-    };
-    let Some(receipt_handle) = sys.receipt_handle.clone().filter(|h| !h.is_empty()) else {
-        return Err(bad(format!(
-            "message {} of {topic} without a receipt handle",
-            sys.message_id
         )));
     };
     let body = if sys.body_encoding == proto::Encoding::Gzip as i32 {
@@ -71,7 +102,7 @@ pub fn message_ext(msg: proto::Message, broker_name: &str) -> Result<(MessageExt
         m.set_property(property::TIMER_DELIVER_MS, timestamp_to_ms(at).to_string());
     }
     let attempt = sys.delivery_attempt.unwrap_or(1).max(1);
-    let ext = MessageExt {
+    Ok(MessageExt {
         message: m,
         broker_name: broker_name.to_owned(),
         queue_id: sys.queue_id,
@@ -83,14 +114,7 @@ pub fn message_ext(msg: proto::Message, broker_name: &str) -> Result<(MessageExt
         reconsume_times: attempt - 1,
         msg_id: sys.message_id,
         ..MessageExt::default()
-    };
-    Ok((
-        ext,
-        Receipt {
-            receipt_handle,
-            delivery_attempt: attempt,
-        },
-    ))
+    })
 }
 
 /// `ip:port`, or a bare IP (port 0); anything else is `0.0.0.0:0`.

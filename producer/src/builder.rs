@@ -166,10 +166,13 @@ impl ProducerBuilder {
     /// gRPC port, e.g. `127.0.0.1:8081`) instead of name servers and
     /// brokers; the name-server settings are then not used. The same
     /// [`Producer`] API: a message group is the `__SHARDINGKEY` property
-    /// (FIFO), a delivery time `TIMER_DELIVER_MS`; delay levels, oneway
-    /// (awaited, then dropped) and transactions differ, see
-    /// [`Producer`]'s send methods. Topics must have their 5.x message type
-    /// (`+message.type=NORMAL|FIFO|DELAY`).
+    /// (FIFO), a delivery time `TIMER_DELIVER_MS`; delay levels and oneway
+    /// (awaited, then dropped) differ, see [`Producer`]'s send methods.
+    /// With [`transaction_listener`](Self::transaction_listener) the
+    /// transactional producer goes through the proxy too (half messages,
+    /// `EndTransaction`, the proxy's orphaned-transaction checks). Topics
+    /// must have their 5.x message type
+    /// (`+message.type=NORMAL|FIFO|DELAY|TRANSACTION`).
     pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
         self.endpoint = Some(endpoint.into());
         self
@@ -207,13 +210,40 @@ impl ProducerBuilder {
         Ok(Self::running(config, instance))
     }
 
+    /// Whether the producer goes through a proxy ([`endpoint`](Self::endpoint)).
+    pub(crate) fn has_endpoint(&self) -> bool {
+        self.endpoint.is_some()
+    }
+
+    /// The producer group.
+    pub(crate) fn group_name(&self) -> &str {
+        &self.config.group
+    }
+
+    /// Starts a producer of the proxy at the [`endpoint`](Self::endpoint) that declares `topics`
+    /// and takes the proxy's commands (orphaned transactions) on `commands`.
+    pub(crate) async fn start_grpc(
+        self,
+        topics: &[String],
+        commands: tokio::sync::mpsc::Sender<rmq_grpc::ServerCommand>,
+    ) -> Result<Producer> {
+        let Some(endpoint) = &self.endpoint else {
+            return Err(Error::Config("a proxy producer needs an endpoint".into()));
+        };
+        self.config.validate()?;
+        let sender = GrpcSender::start_with(self.config, endpoint, topics, Some(commands)).await?;
+        Ok(Producer {
+            inner: Arc::new(Inner::new(Backend::Grpc(sender))),
+        })
+    }
+
     /// Validates the settings and joins (or starts) the client instance;
     /// the caller registers the group, then calls [`running`](Self::running).
     pub(crate) fn join_instance(self) -> Result<(ProducerConfig, ClientInstance)> {
         if self.endpoint.is_some() {
             return Err(Error::TransportUnsupported(
-                "transactional producers through the proxy (endpoint) are not implemented yet; \
-                 use namesrv_addr"
+                "a producer of a proxy (endpoint) has no client instance to join; \
+                 start it with start()"
                     .into(),
             ));
         }

@@ -6,9 +6,11 @@
 //! properties they came from: `TAGS` ↔ `tag`, `KEYS` ↔ `keys`, `UNIQ_KEY` ↔
 //! `message_id`, `__SHARDINGKEY` ↔ `message_group` (a FIFO message),
 //! `TIMER_DELIVER_MS` (or `TIMER_DELAY_MS` / `TIMER_DELAY_SEC` from now) ↔
-//! `delivery_timestamp` (a delayed message); every other property is a user
-//! property. Not carried: `DELAY` levels (a typed error: use a delivery
-//! time), the Java `flag`, transactional half messages.
+//! `delivery_timestamp` (a delayed message), `TRAN_MSG` ↔ the `TRANSACTION`
+//! message type (a half message, ended with `EndTransaction`); every other
+//! property is a user property. Not carried: `DELAY` levels (a typed error:
+//! use a delivery time), the Java `flag`, the producer group (the proxy uses
+//! the topic as the group of a half message).
 //!
 //! The proxy picks the queue itself (by a consistent hash of the message
 //! group for FIFO messages, round robin otherwise) and answers only the
@@ -22,9 +24,10 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rmq_client_core::{SendResult, SendStatus, now_ms};
-use rmq_grpc::{ClientSettings, GrpcConfig, Session, proto, resource, timestamp_ms};
+use rmq_grpc::{ClientSettings, GrpcConfig, ServerCommand, Session, proto, resource, timestamp_ms};
 use rmq_protocol::message::property;
 use rmq_protocol::{Message, MessageQueue};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::ProducerConfig;
@@ -51,9 +54,21 @@ pub(crate) struct GrpcSender {
 impl GrpcSender {
     /// Starts the session with the proxy at `endpoint`.
     pub(crate) async fn start(config: ProducerConfig, endpoint: &str) -> Result<GrpcSender> {
+        Self::start_with(config, endpoint, &[], None).await
+    }
+
+    /// Starts the session with the proxy at `endpoint`, declaring `topics` (the proxy sends the
+    /// orphaned transactions of those topics to `commands`).
+    pub(crate) async fn start_with(
+        config: ProducerConfig,
+        endpoint: &str,
+        topics: &[String],
+        commands: Option<mpsc::Sender<ServerCommand>>,
+    ) -> Result<GrpcSender> {
         let grpc = GrpcConfig::new(endpoint)?.with_request_timeout(config.send_timeout);
         let max_body = i32::try_from(config.max_message_size).unwrap_or(i32::MAX);
-        let session = Session::start(grpc, ClientSettings::producer(&[], max_body), None).await?;
+        let settings = ClientSettings::producer(topics, max_body);
+        let session = Session::start(grpc, settings, commands).await?;
         let born_host = crate::msg_id::host_ip().to_string();
         tracing::info!(group = %config.group, endpoint, client_id = session.client_id(), "producer started (gRPC)");
         Ok(GrpcSender {
@@ -169,6 +184,37 @@ impl GrpcSender {
     }
 }
 
+/// `EndTransaction` of the half message `message_id` of `topic` through `session`: `commit` or
+/// roll back; `from_check` when it answers the proxy's orphaned-transaction command.
+pub(crate) async fn end_transaction(
+    session: &Session,
+    topic: &str,
+    message_id: &str,
+    transaction_id: &str,
+    commit: bool,
+    from_check: bool,
+) -> Result<()> {
+    let resolution = if commit {
+        proto::TransactionResolution::Commit
+    } else {
+        proto::TransactionResolution::Rollback
+    };
+    let source = if from_check {
+        proto::TransactionSource::SourceServerCheck
+    } else {
+        proto::TransactionSource::SourceClient
+    };
+    let request = proto::EndTransactionRequest {
+        topic: Some(resource("", topic)),
+        message_id: message_id.to_owned(),
+        transaction_id: transaction_id.to_owned(),
+        resolution: resolution as i32,
+        source: source as i32,
+        trace_context: String::new(),
+    };
+    Ok(session.end_transaction(request).await?)
+}
+
 fn message_queue(topic: &str, q: &proto::MessageQueue) -> MessageQueue {
     let broker = q.broker.as_ref().map_or("", |b| b.name.as_str());
     MessageQueue::new(topic, broker, q.id)
@@ -187,8 +233,10 @@ pub(crate) fn to_proto(
             "a delay level (DELAY): the proxy takes a delivery time (TIMER_DELIVER_MS) instead",
         ));
     }
-    if crate::validate::is_transactional(msg) {
-        return Err(not_over_grpc("a transactional half message"));
+    let transactional = crate::validate::is_transactional(msg);
+    if transactional {
+        props.remove(property::TRAN_MSG);
+        props.remove(property::PGROUP);
     }
     let tag = props.remove(property::TAGS).filter(|t| !t.is_empty());
     let keys = props
@@ -222,6 +270,14 @@ pub(crate) fn to_proto(
             Some(now.saturating_add(ms(property::TIMER_DELAY_SEC, raw)?.saturating_mul(1000)));
     }
     let message_type = match (&group, deliver) {
+        _ if transactional => {
+            if group.is_some() || deliver.is_some() {
+                return Err(not_over_grpc(
+                    "a transactional message with a message group or a delivery time",
+                ));
+            }
+            proto::MessageType::Transaction
+        }
         (Some(_), Some(_)) => {
             return Err(not_over_grpc(
                 "a message group together with a delivery time",
@@ -318,6 +374,26 @@ mod tests {
             s.delivery_timestamp.map(|t| rmq_grpc::timestamp_to_ms(&t)),
             Some(3000)
         );
+    }
+
+    #[test]
+    fn a_half_message_is_a_transaction_message_without_the_remoting_marks() {
+        let half = Message::new("T", "b")
+            .with_property(property::TRAN_MSG, "true")
+            .with_property(property::PGROUP, "pg")
+            .with_property("user", "v");
+        let p = to_proto(&half, 0, "h").unwrap();
+        let s = p.system_properties.unwrap();
+        assert_eq!(s.message_type, proto::MessageType::Transaction as i32);
+        assert_eq!(
+            p.user_properties,
+            HashMap::from([("user".to_owned(), "v".to_owned())])
+        );
+        let grouped = half.clone().with_property(property::SHARDING_KEY, "g");
+        assert!(matches!(
+            to_proto(&grouped, 0, "h"),
+            Err(InvalidMessage::NotOverGrpc(_))
+        ));
     }
 
     #[test]

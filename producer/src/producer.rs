@@ -206,6 +206,14 @@ impl Producer {
         }
     }
 
+    /// The proxy session this producer sends through; `None` over remoting.
+    pub(crate) fn grpc_session(&self) -> Option<&rmq_grpc::Session> {
+        match &self.inner.backend {
+            Backend::Remoting(_) => None,
+            Backend::Grpc(g) => Some(&g.session),
+        }
+    }
+
     /// Whether this producer sends through a RocketMQ 5.x proxy (gRPC).
     pub fn is_grpc(&self) -> bool {
         matches!(self.inner.backend, Backend::Grpc(_))

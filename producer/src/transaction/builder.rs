@@ -5,7 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_client_core::ClientInstance;
+use rmq_client_core::{ClientInstance, ProducerHandle as _, TransactionCheckRequest};
+use rmq_grpc::ServerCommand;
+use rmq_protocol::header::{CheckTransactionStateRequestHeader, EndTransactionRequestHeader};
+use tokio::sync::mpsc;
 
 use super::check::{ANSWER_TIMEOUT, Answer, CheckOptions, CheckPool};
 use super::listener::TransactionListener;
@@ -101,6 +104,10 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
     /// the check-backs of its group at once — e.g. of half messages a
     /// crashed member of the group left — rather than only after its first
     /// send. A broker checks back only producers that heartbeat to it.
+    /// Through a proxy ([`ProducerBuilder::endpoint`]) these are the topics
+    /// the session declares: the proxy hands the orphaned transactions of a
+    /// topic only to producers that declared it, so list every topic of
+    /// [`send_in_transaction`](TransactionProducer::send_in_transaction).
     /// Default: none. Repeated calls add topics.
     pub fn topics<I, S>(mut self, topics: I) -> Self
     where
@@ -174,6 +181,9 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
     /// first).
     pub async fn start(self) -> Result<TransactionProducer<A>> {
         self.validate()?;
+        if self.producer.has_endpoint() {
+            return self.start_grpc().await;
+        }
         let (config, instance) = self.producer.join_instance()?;
         let group = config.group.clone();
         for topic in &self.topics {
@@ -204,6 +214,104 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
             }),
         })
     }
+}
+
+impl<A: Send + 'static> TransactionProducerBuilder<A> {
+    /// Through the proxy: the session declares the [`topics`](Self::topics), whose orphaned
+    /// transactions the proxy hands to this producer (`RecoverOrphanedTransactionCommand`); they
+    /// go through the same check pool as the broker's check-backs, answered with
+    /// `EndTransaction` (source `SOURCE_SERVER_CHECK`).
+    async fn start_grpc(self) -> Result<TransactionProducer<A>> {
+        let group = self.producer.group_name().to_owned();
+        let (commands_tx, mut commands) = mpsc::channel(self.check.queue_capacity.max(1));
+        let producer = self.producer.start_grpc(&self.topics, commands_tx).await?;
+        let Some(session) = producer.grpc_session().cloned() else {
+            return Err(Error::Config("a proxy producer without a session".into()));
+        };
+        let (queue, checks) = CheckPool::start(
+            &group,
+            Arc::clone(&self.listener),
+            self.check,
+            grpc_answer(session),
+        );
+        checks.spawn_feeder(async move {
+            while let Some(command) = commands.recv().await {
+                let ServerCommand::RecoverOrphanedTransaction(c) = command else {
+                    continue;
+                };
+                match orphan_check(c) {
+                    Ok(request) => queue.check_transaction_state(request),
+                    Err(why) => {
+                        tracing::warn!("orphaned transaction command not usable: {why}");
+                    }
+                }
+            }
+        });
+        tracing::info!(%group, topics = ?self.topics, "transactional producer started (gRPC)");
+        Ok(TransactionProducer {
+            inner: Arc::new(TxInner {
+                producer,
+                listener: self.listener,
+                execute_timeout: self.execute_timeout,
+                checks,
+            }),
+        })
+    }
+}
+
+/// An orphaned transaction of the proxy as a check request: the half message, its topic, id
+/// and transaction id (no broker address: the answer goes back through the proxy).
+fn orphan_check(
+    c: rmq_grpc::proto::RecoverOrphanedTransactionCommand,
+) -> std::result::Result<TransactionCheckRequest, String> {
+    let msg = c.message.ok_or("no message")?;
+    let message = rmq_grpc::half_message_ext(msg, "").map_err(|e| e.to_string())?;
+    if c.transaction_id.is_empty() {
+        return Err(format!("message {}: no transaction id", message.msg_id));
+    }
+    let header = CheckTransactionStateRequestHeader {
+        topic: Some(message.message.topic.clone()),
+        msg_id: Some(message.msg_id.clone()),
+        transaction_id: Some(c.transaction_id),
+        ..CheckTransactionStateRequestHeader::default()
+    };
+    Ok(TransactionCheckRequest {
+        broker_addr: String::new(),
+        header,
+        message,
+    })
+}
+
+/// The check answers of a proxy producer go out as `EndTransaction` through its session;
+/// `Unknown` sends nothing (the proxy asks again). Failures are logged.
+fn grpc_answer(session: rmq_grpc::Session) -> Answer {
+    Arc::new(move |_addr, header, _remark| {
+        let session = session.clone();
+        Box::pin(async move {
+            let commit = match header.commit_or_rollback {
+                EndTransactionRequestHeader::COMMIT => true,
+                EndTransactionRequestHeader::ROLLBACK => false,
+                _ => return,
+            };
+            let (Some(topic), Some(transaction_id)) = (&header.topic, &header.transaction_id)
+            else {
+                return;
+            };
+            if let Err(e) = crate::grpc::end_transaction(
+                &session,
+                topic,
+                &header.msg_id,
+                transaction_id,
+                commit,
+                true,
+            )
+            .await
+            {
+                tracing::warn!(msg_id = %header.msg_id, error = %rmq_protocol::ErrorChain(&e),
+                    "cannot answer an orphaned transaction (the proxy asks again later)");
+            }
+        })
+    })
 }
 
 /// The check answers go out through the client instance (END_TRANSACTION,

@@ -137,6 +137,21 @@ impl CheckPool {
         }
     }
 
+    /// Runs `feed` (what hands checks to the queue, e.g. from a proxy session) beside the
+    /// dispatcher, until the pool stops.
+    pub(crate) fn spawn_feeder<F>(&self, feed: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let stop = self.stop.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                () = stop.cancelled() => {}
+                () = feed => {}
+            }
+        });
+    }
+
     /// Ends everything at once (the producer was dropped).
     pub(crate) fn abort(&self) {
         self.stop.cancel();

@@ -159,6 +159,10 @@ impl<A: Send + 'static> TransactionProducer<A> {
         remark: Option<String>,
     ) {
         let producer = &self.inner.producer;
+        if let Some(session) = producer.grpc_session() {
+            end_over_grpc(session, &msg.topic, sent, state).await;
+            return;
+        }
         let broker = &sent.message_queue.broker_name;
         let header = match end_header(producer.config().group(), &msg.topic, sent, state) {
             Ok(h) => h,
@@ -167,7 +171,6 @@ impl<A: Send + 'static> TransactionProducer<A> {
                 return;
             }
         };
-        // A transaction producer is always built on name servers (its builder refuses an endpoint).
         let Some(instance) = producer.client_instance() else {
             tracing::error!(msg_id = %sent.msg_id, "a transaction producer without a client instance");
             return;
@@ -199,6 +202,32 @@ impl<A: Send + 'static> TransactionProducer<A> {
         let grace = self.inner.producer.config().send_timeout();
         self.inner.checks.shutdown(grace).await;
         self.inner.producer.shutdown().await
+    }
+}
+
+/// `EndTransaction` through the proxy for a half message this producer sent; `Unknown` sends
+/// nothing (as Java's gRPC client: the proxy asks later). Failures are logged: the proxy asks.
+async fn end_over_grpc(
+    session: &rmq_grpc::Session,
+    topic: &str,
+    sent: &SendResult,
+    state: TransactionState,
+) {
+    let commit = match state {
+        TransactionState::Commit => true,
+        TransactionState::Rollback => false,
+        TransactionState::Unknown => return,
+    };
+    let Some(transaction_id) = sent.transaction_id.as_deref().filter(|t| !t.is_empty()) else {
+        tracing::warn!(msg_id = %sent.msg_id, "the proxy returned no transaction id; it checks back");
+        return;
+    };
+    if let Err(e) =
+        crate::grpc::end_transaction(session, topic, &sent.msg_id, transaction_id, commit, false)
+            .await
+    {
+        tracing::warn!(msg_id = %sent.msg_id, %state, error = %rmq_protocol::ErrorChain(&e),
+            "EndTransaction not sent; the proxy checks back");
     }
 }
 
