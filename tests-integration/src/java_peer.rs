@@ -1,7 +1,8 @@
-//! The Java peer (`bench/peers/java`, the official RocketMQ Java client of the broker's version)
-//! for interop tests: built with Maven on first use into `.cache/java-peer/<version>-<hash>/`
-//! (git-ignored; `<hash>` covers the peer's sources, so an edit rebuilds it and nothing else
-//! does), then run with `java`.
+//! The Java peers for interop tests: `bench/peers/java` (the official RocketMQ Java client of
+//! the broker's version) and `bench/peers/java-grpc` (the official 5.x gRPC client), built with
+//! Maven on first use into `.cache/java-peer/<version>-<hash>/` and
+//! `.cache/java-grpc-peer/client-java-<hash>/` (git-ignored; `<hash>` covers the peer's sources,
+//! so an edit rebuilds it and nothing else does), then run with `java`.
 //!
 //! Requirements: `mvn` (offline first, so a warm `~/.m2` needs no network) and `java` (or
 //! `JAVA_HOME`), the ones `scripts/rocketmq-local.sh` needs anyway. A missing tool or a failed
@@ -64,10 +65,10 @@ pub fn java() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("java"))
 }
 
-/// A cached build is usable when its classes exist and every jar of its class path is still
-/// there (the class path points into the local Maven repository).
-fn usable(dir: &Path) -> Option<String> {
-    if !dir.join("classes/rmqbench/TxPeer.class").exists() {
+/// A cached build is usable when its `marker` class exists and every jar of its class path is
+/// still there (the class path points into the local Maven repository).
+fn usable(dir: &Path, marker: &str) -> Option<String> {
+    if !dir.join("classes").join(marker).exists() {
         return None;
     }
     let cp = fs::read_to_string(dir.join("classpath.txt")).ok()?;
@@ -92,17 +93,65 @@ pub async fn classpath_for(env: &rmq_testkit::env::Env) -> String {
 /// The class path of the Java peer built against RocketMQ `version`, building it first when no
 /// cached build of the current sources exists. Panics, saying what to do, when it cannot.
 pub async fn classpath(version: &str) -> String {
+    build(&Peer {
+        dir: "bench/peers/java",
+        cache: "java-peer",
+        key: version,
+        marker: "rmqbench/TxPeer.class",
+        what: format!("rocketmq-client {version}"),
+        args: vec![
+            format!("-Drocketmq.version={version}"),
+            "-Dno.example=true".to_owned(),
+        ],
+    })
+    .await
+}
+
+/// The class path of the Java gRPC peer (`bench/peers/java-grpc`, the official 5.x gRPC client
+/// `rocketmq-client-java`), building it first as [`classpath`] does.
+pub async fn grpc_classpath() -> String {
+    build(&Peer {
+        dir: "bench/peers/java-grpc",
+        cache: "java-grpc-peer",
+        key: "client-java",
+        marker: "rmqgrpc/GrpcPeer.class",
+        what: "rocketmq-client-java".to_owned(),
+        args: Vec::new(),
+    })
+    .await
+}
+
+/// A Maven project of a Java peer.
+struct Peer<'a> {
+    /// Its directory, from the repository root.
+    dir: &'a str,
+    /// Its cache directory under `.cache/`.
+    cache: &'a str,
+    /// What the build depends on besides the sources (e.g. the RocketMQ version).
+    key: &'a str,
+    /// A class under `classes/` that a complete build has.
+    marker: &'a str,
+    /// The client it builds, for messages.
+    what: String,
+    /// Extra Maven arguments.
+    args: Vec<String>,
+}
+
+/// Builds `peer` (offline first) unless a cached build of its current sources exists; returns
+/// its class path.
+async fn build(peer: &Peer<'_>) -> String {
     let root = repo_root();
-    let src = root.join("bench/peers/java");
-    let cache = root.join(".cache/java-peer");
-    let dir = cache.join(format!("{version}-{}", source_hash(&src)));
-    if let Some(cp) = usable(&dir) {
+    let src = root.join(peer.dir);
+    let cache = root.join(".cache").join(peer.cache);
+    let key = peer.key;
+    let dir = cache.join(format!("{key}-{}", source_hash(&src)));
+    if let Some(cp) = usable(&dir, peer.marker) {
         return cp;
     }
     fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("create {}: {e}", cache.display()));
-    let tmp = cache.join(format!(".build-{version}-{}", std::process::id()));
+    let tmp = cache.join(format!(".build-{key}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
-    let log = cache.join(format!("build-{version}.log"));
+    let log = cache.join(format!("build-{key}.log"));
     let started = std::time::Instant::now();
     let mut built = false;
     for offline in [true, false] {
@@ -112,8 +161,7 @@ pub async fn classpath(version: &str) -> String {
         if offline {
             cmd.arg("-o");
         }
-        cmd.arg(format!("-Drocketmq.version={version}"))
-            .arg("-Dno.example=true")
+        cmd.args(&peer.args)
             .arg(format!("-Dpeer.build.directory={}", tmp.display()))
             .arg("compile")
             .arg("dependency:build-classpath")
@@ -138,7 +186,9 @@ pub async fn classpath(version: &str) -> String {
         let text = fs::read_to_string(&log).unwrap_or_default();
         let tail: Vec<&str> = text.lines().rev().take(15).collect();
         panic!(
-            "the Maven build of bench/peers/java (rocketmq-client {version}) failed; log {}:\n{}",
+            "the Maven build of {} ({}) failed; log {}:\n{}",
+            peer.dir,
+            peer.what,
             log.display(),
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
@@ -148,11 +198,13 @@ pub async fn classpath(version: &str) -> String {
         let _ = fs::remove_dir_all(&tmp);
     }
     println!(
-        "built the Java peer for RocketMQ {version} in {:?} ({})",
+        "built the Java peer {} in {:?} ({})",
+        peer.what,
         started.elapsed(),
         dir.display()
     );
-    usable(&dir).unwrap_or_else(|| panic!("the Java peer build in {} is incomplete", dir.display()))
+    usable(&dir, peer.marker)
+        .unwrap_or_else(|| panic!("the Java peer build in {} is incomplete", dir.display()))
 }
 
 /// A running Java peer: its stdout lines as they come; killed when dropped.
