@@ -144,6 +144,22 @@ if (( ! skip_msrv )); then
 fi
 
 if (( ! skip_package )); then
+  # cargo unpacks the packages of its local overlay into $CARGO_HOME/registry/src/<registry>/NAME-VERSION
+  # and reuses a folder that is already there: one left by an earlier run of the same version would
+  # be verified instead of the package just made. Drop those folders first.
+  cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+  for nv in $(python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+members = set(m["workspace_members"])
+for p in m["packages"]:
+    if p["id"] in members and p.get("publish") != []:
+        print(p["name"] + "-" + p["version"])
+' "$meta"); do
+    for d in "$cargo_home"/registry/src/*/"$nv"; do
+      if [[ -d "$d" ]]; then rm -rf "$d"; fi
+    done
+  done
   excludes=()
   for n in $(awk '$1 == "unpublished" {print $2}' <<<"$plan"); do excludes+=(--exclude "$n"); done
   cargo package --workspace --locked "${excludes[@]}"

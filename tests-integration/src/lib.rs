@@ -11,7 +11,8 @@
 //!   file) and a handle that SIGKILLs the child when dropped.
 //! * [`within`], [`poll_until`]: time limits and bounded polling of broker state.
 //! * [`tx`]: transactional producers with a recording listener (`tests/tx_*.rs`, `tx-child`).
-//! * [`java_peer`]: the official Java client (`bench/peers/java`), built once per version, run
+//! * [`java_peer`]: the official Java clients (`bench/peers/java` per RocketMQ version, and the gRPC
+//!   client `bench/peers/java-grpc`), built once, run
 //!   as a child process.
 
 pub mod child;
