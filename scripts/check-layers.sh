@@ -25,7 +25,7 @@ ALLOWED = {
     "rmq-remoting": L0,
     # L2 client stacks: remoting (client-core) and the 5.x proxy (grpc)
     "rmq-client-core": L1,
-    "rmq-grpc": L0,
+    "rmq-grpc": L1,  # rmq-remoting only for its TlsConfig (feature tls)
     # L3
     "rmq-offset-store": L2,
     "rmq-rebalance": L2,

@@ -942,9 +942,32 @@ start_proxy_in() {
   done
   ensure_proxy_jars "$v" || return 1
   mkdir -p "$t/proxy"
+  # A secured instance's proxy: ACL 2.0 on its gRPC port (users and ACLs read from the broker,
+  # signing its own calls to the brokers as the super user), and TLS with the instance's server
+  # certificate (the JVM flags of java_opts make its calls to the name server and brokers TLS
+  # with the client certificate).
+  load_security "$t"
+  local secure_json=""
+  if [[ "$SEC_AUTH" == acl ]]; then
+    secure_json+='
+  "authenticationEnabled": true,
+  "authenticationProvider": "org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider",
+  "authenticationMetadataProvider": "org.apache.rocketmq.proxy.auth.ProxyAuthenticationMetadataProvider",
+  "authorizationEnabled": true,
+  "authorizationProvider": "org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider",
+  "authorizationMetadataProvider": "org.apache.rocketmq.proxy.auth.ProxyAuthorizationMetadataProvider",
+  "enableAclRpcHookForClusterMode": true,
+  "innerClientAuthenticationCredentials": "{\"accessKey\":\"'"$ADMIN_AK"'\",\"secretKey\":\"'"$ADMIN_SK"'\"}",'
+  fi
+  if [[ "$SEC_TLS" != none ]]; then
+    secure_json+='
+  "tlsTestModeEnable": false,
+  "tlsCertPath": "'"$t/tls/server.pem"'",
+  "tlsKeyPath": "'"$t/tls/server.key"'",'
+  fi
   # Thread pools cut down from the defaults (sized for a server) to what a test machine needs.
   cat >"$t/proxy/rmq-proxy.json" <<EOF
-{
+{${secure_json}
   "rocketMQClusterName": "$CLUSTER",
   "namesrvAddr": "$NAMESRV_ADDR_LOCAL",
   "proxyMode": "cluster",

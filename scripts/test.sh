@@ -315,7 +315,7 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(run_tests session grpc_producer grpc_consumer grpc_transaction grpc_java grpc_restart -- --ignored)
+      grpc=(run_tests session grpc_producer grpc_consumer grpc_transaction grpc_java grpc_security grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")

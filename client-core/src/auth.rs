@@ -103,6 +103,18 @@ impl Credentials {
         self.security_token.is_some()
     }
 
+    /// The secret key, for a transport that signs its own requests (the
+    /// 5.x proxy's gRPC calls). Never log it; `Debug` leaves it out.
+    pub fn secret_key(&self) -> &str {
+        &self.secret_key
+    }
+
+    /// The security token, if set (same care as the
+    /// [`secret_key`](Self::secret_key)).
+    pub fn security_token(&self) -> Option<&str> {
+        self.security_token.as_deref()
+    }
+
     /// Credentials from `RMQ_ACCESS_KEY` / `RMQ_SECRET_KEY` (and the
     /// optional `RMQ_SECURITY_TOKEN`); `None` when neither key is set.
     ///

@@ -7,6 +7,7 @@ mod builder;
 mod validate;
 
 pub use builder::ClientConfigBuilder;
+pub(crate) use validate::no_namesrv;
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -181,6 +182,19 @@ impl ClientConfig {
     #[cfg(feature = "tls")]
     pub fn tls(&self) -> Option<&rmq_remoting::TlsConfig> {
         self.tls.as_ref()
+    }
+
+    /// Whether TLS is on (whatever the crate's features: a crate built
+    /// without `tls` uses it to refuse rather than fall back to plaintext).
+    pub fn has_tls(&self) -> bool {
+        #[cfg(feature = "tls")]
+        {
+            self.tls.is_some()
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            false
+        }
     }
 
     /// Options handed to the remoting client (connect timeout, RPC hook,

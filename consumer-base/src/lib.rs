@@ -34,6 +34,7 @@
 
 mod core;
 mod error;
+mod grpc;
 mod health;
 mod heartbeat;
 pub mod offsets;
@@ -46,6 +47,7 @@ mod subscription;
 
 pub use core::{ConsumerCore, DropGuard, Guarded, queue_span};
 pub use error::{Error, Kind};
+pub use grpc::grpc_config;
 pub use health::{ConsumerEvent, ConsumerState, Health, RebalanceListener};
 pub use heartbeat::HeartbeatGate;
 pub use options::GroupOptions;

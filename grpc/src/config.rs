@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::auth::GrpcCredentials;
 use crate::error::{Error, Result};
 
 /// Settings of a gRPC session with a RocketMQ 5.x proxy. The defaults are
@@ -18,6 +19,9 @@ pub struct GrpcConfig {
     pub(crate) max_backoff: Duration,
     pub(crate) heartbeat_interval: Duration,
     pub(crate) namespace: String,
+    pub(crate) credentials: Option<GrpcCredentials>,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<rmq_remoting::TlsConfig>,
 }
 
 impl std::fmt::Debug for GrpcConfig {
@@ -28,6 +32,8 @@ impl std::fmt::Debug for GrpcConfig {
             .field("max_attempts", &self.max_attempts)
             .field("heartbeat_interval", &self.heartbeat_interval)
             .field("namespace", &self.namespace)
+            .field("credentials", &self.credentials)
+            .field("tls", &self.uses_tls())
             .finish_non_exhaustive()
     }
 }
@@ -51,6 +57,9 @@ impl GrpcConfig {
             max_backoff: Duration::from_secs(1),
             heartbeat_interval: Duration::from_secs(10),
             namespace: String::new(),
+            credentials: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         })
     }
 
@@ -99,6 +108,45 @@ impl GrpcConfig {
         self
     }
 
+    /// Signs every call with these credentials (an ACL-enabled proxy;
+    /// the Java gRPC client's `SessionCredentialsProvider`). Default: none.
+    pub fn with_credentials(mut self, credentials: GrpcCredentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// The credentials calls are signed with, if any.
+    pub fn credentials(&self) -> Option<&GrpcCredentials> {
+        self.credentials.as_ref()
+    }
+
+    /// Speaks TLS to the proxy (HTTP/2 negotiated with ALPN), with these
+    /// trust anchors, client certificate and server name (the Java gRPC
+    /// client's `enableSsl`). Default: plaintext.
+    #[cfg(feature = "tls")]
+    pub fn with_tls(mut self, tls: rmq_remoting::TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The TLS settings, when TLS is on.
+    #[cfg(feature = "tls")]
+    pub fn tls(&self) -> Option<&rmq_remoting::TlsConfig> {
+        self.tls.as_ref()
+    }
+
+    /// Whether the session speaks TLS.
+    pub fn uses_tls(&self) -> bool {
+        #[cfg(feature = "tls")]
+        {
+            self.tls.is_some()
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            false
+        }
+    }
+
     /// The backoff before retry `n` (1 = the first retry).
     pub(crate) fn backoff(&self, n: u32) -> Duration {
         let factor = 1u32.checked_shl(n.saturating_sub(1)).unwrap_or(u32::MAX);
@@ -116,7 +164,9 @@ fn parse_endpoint(endpoint: &str) -> Result<(String, u16)> {
     let rest = endpoint.trim();
     let rest = rest.strip_prefix("http://").unwrap_or(rest);
     if rest.contains("://") {
-        return Err(bad("only plaintext http:// endpoints are supported"));
+        return Err(bad(
+            "give host:port (or http://host:port); TLS is GrpcConfig::with_tls, not a scheme",
+        ));
     }
     let rest = rest.trim_end_matches('/');
     let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad("no port"))?;

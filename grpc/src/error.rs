@@ -55,6 +55,14 @@ pub enum Error {
         /// What was missing or wrong.
         reason: String,
     },
+    /// Credentials that cannot sign a request (an empty key, a key that
+    /// is not printable ASCII).
+    #[error("invalid proxy credentials: {0}")]
+    InvalidCredentials(String),
+    /// The TLS settings cannot be used (a certificate or key file).
+    #[cfg(feature = "tls")]
+    #[error("cannot set up TLS towards the proxy")]
+    Tls(#[source] rmq_remoting::TlsSetupError),
     /// The session was shut down.
     #[error("the gRPC session is shut down")]
     Shutdown,
@@ -113,10 +121,22 @@ impl Error {
     }
 
     pub(crate) fn rpc(rpc: &'static str, status: &tonic::Status) -> Self {
+        // A transport failure (refused connection, TLS handshake) says only
+        // "transport error"; its causes say what happened.
+        let mut message = status.message().to_owned();
+        let mut source = std::error::Error::source(status);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            source = s.source();
+        }
         Error::Rpc {
             rpc,
             code: status.code(),
-            message: status.message().to_owned(),
+            message,
         }
     }
 }

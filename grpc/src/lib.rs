@@ -10,12 +10,14 @@
 //! proxy endpoint instead of name servers.
 #![warn(missing_docs)]
 
+mod auth;
 mod config;
 mod error;
 mod message;
 pub mod proto;
 mod session;
 
+pub use auth::GrpcCredentials;
 pub use config::GrpcConfig;
 pub use error::{Error, Result};
 pub use message::{Receipt, half_message_ext, message_ext};

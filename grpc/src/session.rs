@@ -11,6 +11,8 @@ mod convert;
 mod rpc;
 mod settings;
 mod telemetry;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use convert::{duration, timestamp_ms, timestamp_to_ms};
 pub use settings::{
@@ -89,7 +91,7 @@ impl Session {
         commands: Option<mpsc::Sender<ServerCommand>>,
     ) -> Result<Session> {
         let uri = format!("http://{}", config.endpoint());
-        let channel = Endpoint::from_shared(uri)
+        let endpoint = Endpoint::from_shared(uri)
             .map_err(|e| Error::InvalidEndpoint {
                 endpoint: config.endpoint(),
                 reason: e.to_string(),
@@ -97,8 +99,8 @@ impl Session {
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
-            .keep_alive_timeout(Duration::from_secs(10))
-            .connect_lazy();
+            .keep_alive_timeout(Duration::from_secs(10));
+        let channel = connect(&config, endpoint)?;
         let seq = CLIENT_SEQ.fetch_add(1, Ordering::Relaxed);
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -182,6 +184,18 @@ impl Session {
         }
         tracing::info!(client_id = %self.inner.client_id, "gRPC session shut down");
     }
+}
+
+/// The lazily connecting channel: plaintext HTTP/2, or TLS with ALPN `h2`
+/// when the config has TLS settings.
+fn connect(config: &GrpcConfig, endpoint: Endpoint) -> Result<Channel> {
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &config.tls {
+        let connector = tls::TlsConnect::new(tls, config)?;
+        return Ok(endpoint.connect_with_connector_lazy(connector));
+    }
+    let _ = config;
+    Ok(endpoint.connect_lazy())
 }
 
 impl Drop for Inner {

@@ -197,7 +197,8 @@ impl ProducerBuilder {
     pub async fn start(self) -> Result<Producer> {
         if let Some(endpoint) = &self.endpoint {
             self.config.validate()?;
-            let sender = GrpcSender::start(self.config, endpoint).await?;
+            let client = self.client.clone().resolve()?;
+            let sender = GrpcSender::start(self.config, endpoint, &client).await?;
             return Ok(Producer {
                 inner: Arc::new(Inner::new(Backend::Grpc(sender))),
             });
@@ -231,7 +232,9 @@ impl ProducerBuilder {
             return Err(Error::Config("a proxy producer needs an endpoint".into()));
         };
         self.config.validate()?;
-        let sender = GrpcSender::start_with(self.config, endpoint, topics, Some(commands)).await?;
+        let client = self.client.clone().resolve()?;
+        let sender =
+            GrpcSender::start_with(self.config, endpoint, &client, topics, Some(commands)).await?;
         Ok(Producer {
             inner: Arc::new(Inner::new(Backend::Grpc(sender))),
         })

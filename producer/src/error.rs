@@ -288,10 +288,7 @@ impl Error {
     pub fn is_auth(&self) -> bool {
         match self.inner() {
             Error::Client(e) => e.is_auth(),
-            Error::Grpc(e) => matches!(
-                e.proxy_code(),
-                Some(rmq_grpc::proto::Code::Unauthorized | rmq_grpc::proto::Code::Forbidden)
-            ),
+            Error::Grpc(e) => e.is_auth(),
             Error::Timeout { last: Some(e), .. } => e.is_auth(),
             _ => false,
         }

@@ -23,8 +23,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use rmq_client_core::ClientConfig;
 use rmq_client_core::{SendResult, SendStatus, now_ms};
-use rmq_grpc::{ClientSettings, GrpcConfig, ServerCommand, Session, proto, resource, timestamp_ms};
+use rmq_grpc::{
+    ClientSettings, GrpcConfig, GrpcCredentials, ServerCommand, Session, proto, resource,
+    timestamp_ms,
+};
 use rmq_protocol::message::property;
 use rmq_protocol::{Message, MessageQueue};
 use tokio::sync::mpsc;
@@ -51,10 +55,41 @@ pub(crate) struct GrpcSender {
     born_host: String,
 }
 
+/// A [`GrpcConfig`] for the proxy at `endpoint` that signs with the client
+/// configuration's credentials and speaks TLS when it does (the consumers'
+/// twin is `rmq_consumer_base::grpc_config`).
+fn grpc_config(endpoint: &str, client: &ClientConfig) -> rmq_grpc::Result<GrpcConfig> {
+    let mut grpc = GrpcConfig::new(endpoint)?;
+    if let Some(c) = client.credentials() {
+        let mut creds = GrpcCredentials::new(c.access_key(), c.secret_key())?;
+        if let Some(token) = c.security_token() {
+            creds = creds.with_security_token(token)?;
+        }
+        grpc = grpc.with_credentials(creds);
+    }
+    #[cfg(feature = "tls")]
+    if let Some(tls) = client.tls() {
+        grpc = grpc.with_tls(tls.clone());
+    }
+    #[cfg(not(feature = "tls"))]
+    if client.has_tls() {
+        return Err(rmq_grpc::Error::InvalidCredentials(
+            "the client configuration asks for TLS, but this build has no TLS towards the proxy: \
+             enable the `tls` feature"
+                .into(),
+        ));
+    }
+    Ok(grpc)
+}
+
 impl GrpcSender {
     /// Starts the session with the proxy at `endpoint`.
-    pub(crate) async fn start(config: ProducerConfig, endpoint: &str) -> Result<GrpcSender> {
-        Self::start_with(config, endpoint, &[], None).await
+    pub(crate) async fn start(
+        config: ProducerConfig,
+        endpoint: &str,
+        client: &ClientConfig,
+    ) -> Result<GrpcSender> {
+        Self::start_with(config, endpoint, client, &[], None).await
     }
 
     /// Starts the session with the proxy at `endpoint`, declaring `topics` (the proxy sends the
@@ -62,10 +97,11 @@ impl GrpcSender {
     pub(crate) async fn start_with(
         config: ProducerConfig,
         endpoint: &str,
+        client: &ClientConfig,
         topics: &[String],
         commands: Option<mpsc::Sender<ServerCommand>>,
     ) -> Result<GrpcSender> {
-        let grpc = GrpcConfig::new(endpoint)?.with_request_timeout(config.send_timeout);
+        let grpc = grpc_config(endpoint, client)?.with_request_timeout(config.send_timeout);
         let max_body = i32::try_from(config.max_message_size).unwrap_or(i32::MAX);
         let settings = ClientSettings::producer(topics, max_body);
         let session = Session::start(grpc, settings, commands).await?;

@@ -157,6 +157,20 @@ impl TlsConfig {
     /// [`TlsSetupError`] when a file cannot be read or parsed, no trusted
     /// root is left, or the key does not match the certificate.
     pub fn connector(&self) -> Result<TlsConnector, TlsSetupError> {
+        self.connector_with_alpn(Vec::new())
+    }
+
+    /// [`connector`](Self::connector) that offers `protocols` in the
+    /// handshake's ALPN extension (e.g. `h2` for a gRPC server, which
+    /// refuses a TLS connection without it).
+    ///
+    /// # Errors
+    ///
+    /// As [`connector`](Self::connector).
+    pub fn connector_with_alpn(
+        &self,
+        protocols: Vec<Vec<u8>>,
+    ) -> Result<TlsConnector, TlsSetupError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
@@ -174,7 +188,7 @@ impl TlsConfig {
         } else {
             builder.with_root_certificates(self.roots()?)
         };
-        let config = match &self.client_cert {
+        let mut config = match &self.client_cert {
             Some((cert, key)) => {
                 let chain = read_certs(cert)?;
                 let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
@@ -186,6 +200,7 @@ impl TlsConfig {
             }
             None => builder.with_no_client_auth(),
         };
+        config.alpn_protocols = protocols;
         let server_name = match &self.server_name {
             Some(name) => Some(
                 ServerName::try_from(name.clone())
@@ -284,12 +299,14 @@ impl fmt::Debug for TlsConnector {
 
 impl TlsConnector {
     /// Runs the client handshake on `tcp`, connected to `addr`
-    /// (`host:port`).
-    pub(crate) async fn handshake(
-        &self,
-        addr: &str,
-        tcp: TcpStream,
-    ) -> io::Result<TlsStream<TcpStream>> {
+    /// (`host:port`): the server's certificate is checked against the
+    /// configured server name, else the host of `addr`.
+    ///
+    /// # Errors
+    ///
+    /// The handshake's I/O error (a rejected certificate is an
+    /// `InvalidData` error whose inner error is rustls's).
+    pub async fn handshake(&self, addr: &str, tcp: TcpStream) -> io::Result<TlsStream<TcpStream>> {
         let name = match &self.server_name {
             Some(name) => name.clone(),
             None => server_name_of(addr)?,

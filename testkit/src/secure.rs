@@ -4,9 +4,13 @@
 //! broker, and client certificates required (`RMQ_TLS=enforcing RMQ_TLS_CLIENT_AUTH=require`).
 //! Started once per test process (or reused when it runs), like [`crate::broker`].
 //!
-//! Ports: `RMQ_SECURE_NAMESRV_PORT` (default 19876) and `RMQ_SECURE_BROKER_PORT` (default 20911;
-//! the broker also uses port − 2 and port + 1). The version: `RMQ_VERSION` (what
-//! `scripts/test.sh` exports for the plaintext broker), else the newest 5.x.
+//! On 5.x it also runs the proxy, with ACL and TLS on its gRPC port (the same users and server
+//! certificate).
+//!
+//! Ports: `RMQ_SECURE_NAMESRV_PORT` (default 19876), `RMQ_SECURE_BROKER_PORT` (default 20911;
+//! the broker also uses port − 2 and port + 1) and `RMQ_SECURE_PROXY_PORT` (default 18081, gRPC;
+//! its remoting port is one less). The version: `RMQ_VERSION` (what `scripts/test.sh` exports for
+//! the plaintext broker), else the newest 5.x.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -23,6 +27,8 @@ pub const INSTANCE: &str = "secure";
 pub const DEFAULT_NAMESRV_PORT: u16 = 19876;
 /// Default broker port of the secured instance (`RMQ_SECURE_BROKER_PORT`).
 pub const DEFAULT_BROKER_PORT: u16 = 20911;
+/// Default gRPC port of the secured instance's proxy (`RMQ_SECURE_PROXY_PORT`, 5.x).
+pub const DEFAULT_PROXY_PORT: u16 = 18081;
 
 const START_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -34,6 +40,8 @@ pub struct SecureBroker {
     pub namesrv_addr: String,
     /// The broker's address (TLS, ACL), `host:port`.
     pub broker_addr: String,
+    /// The proxy's gRPC endpoint (TLS, ACL), `host:port`; `None` on 4.9.x (no proxy).
+    pub proxy_endpoint: Option<String>,
     /// Broker version, e.g. `5.5.0` or `4.9.7`.
     pub version: String,
     /// The normal user: Pub + Sub on every topic and group, but no Sub on [`deny_topic`](Self::deny_topic).
@@ -113,15 +121,28 @@ impl SecureBroker {
     ///
     /// When the broker refuses or the route does not appear.
     pub async fn create_topic(&self, topic: &str, queues: i32) {
+        self.create(topic, queues, None).await;
+    }
+
+    /// [`create_topic`](Self::create_topic) with a 5.x message type (`NORMAL`, `FIFO`, ...),
+    /// as topics served by the proxy need.
+    ///
+    /// # Panics
+    ///
+    /// As [`create_topic`](Self::create_topic).
+    pub async fn create_typed_topic(&self, topic: &str, queues: i32, message_type: &str) {
+        self.create(topic, queues, Some(message_type)).await;
+    }
+
+    async fn create(&self, topic: &str, queues: i32, message_type: Option<&str>) {
         let client = self.admin_client();
-        let result = crate::admin::create_topic(
-            &client,
-            &self.namesrv_addr,
-            &self.broker_addr,
-            topic,
-            queues,
-        )
-        .await;
+        let (namesrv, broker) = (&self.namesrv_addr, &self.broker_addr);
+        let result = match message_type {
+            Some(t) => {
+                crate::admin::create_typed_topic(&client, namesrv, broker, topic, queues, t).await
+            }
+            None => crate::admin::create_topic(&client, namesrv, broker, topic, queues).await,
+        };
         client.shutdown().await;
         if let Err(e) = result {
             panic!("rmq-testkit: creating {topic} on the secured broker: {e}");
@@ -176,6 +197,11 @@ pub fn script_env() -> Vec<(&'static str, String)> {
         .parse::<u16>()
         .map(|p| p.saturating_add(10).to_string())
         .unwrap_or_default();
+    let proxy = port("RMQ_SECURE_PROXY_PORT", DEFAULT_PROXY_PORT);
+    let proxy_remoting = proxy
+        .parse::<u16>()
+        .map(|p| p.saturating_sub(1).to_string())
+        .unwrap_or_default();
     vec![
         ("RMQ_INSTANCE", INSTANCE.to_owned()),
         (
@@ -188,6 +214,10 @@ pub fn script_env() -> Vec<(&'static str, String)> {
         ("RMQ_TLS", "enforcing".to_owned()),
         ("RMQ_TLS_CLIENT_AUTH", "require".to_owned()),
         ("RMQ_SECOND_BROKER", "0".to_owned()),
+        // 4.9.x has no proxy: the script says so and starts the rest.
+        ("RMQ_PROXY", "1".to_owned()),
+        ("RMQ_PROXY_PORT", proxy),
+        ("RMQ_PROXY_REMOTING_PORT", proxy_remoting),
     ]
 }
 
@@ -209,6 +239,7 @@ fn from_exports(out: &ScriptOutput) -> Result<SecureBroker, String> {
     Ok(SecureBroker {
         namesrv_addr: get("NAMESRV_ADDR")?,
         broker_addr: get("RMQ_BROKER_ADDR")?,
+        proxy_endpoint: env.get("RMQ_PROXY_ENDPOINT").cloned(),
         version: get("RMQ_VERSION")?,
         user: Credentials::new(get("RMQ_ACCESS_KEY")?, get("RMQ_SECRET_KEY")?),
         admin: Credentials::new(get("RMQ_ADMIN_ACCESS_KEY")?, get("RMQ_ADMIN_SECRET_KEY")?),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rmq_remoting::{ClientOptions, RpcHook};
 
-use super::validate::{default_client_ip, split_addrs, validate};
+use super::validate::{default_client_ip, no_namesrv, split_addrs, validate};
 use super::{ClientConfig, DEFAULT_INSTANCE_NAME, NAMESRV_ADDR_ENV};
 use crate::auth::{AclSigner, Credentials};
 use crate::error::{Error, Result};
@@ -188,12 +188,15 @@ impl ClientConfigBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] when no name server is given (neither here nor in
-    /// `NAMESRV_ADDR`), an address is not `host:port`, the instance name,
+    /// [`Error::Config`] when an address is not `host:port`, the instance name,
     /// client IP or unit name is empty or contains `@`, or a timeout or
     /// interval is zero, credentials have an empty key (or a security token
     /// without keys), only one of `RMQ_ACCESS_KEY` / `RMQ_SECRET_KEY` is
-    /// set, or credentials are combined with a custom RPC hook.
+    /// set, credentials are combined with a custom RPC hook, or the
+    /// name-server list given is empty. No name server at all (none given,
+    /// no `NAMESRV_ADDR`) is not an error here (a client of a 5.x proxy
+    /// needs none): a producer or consumer of the brokers then refuses to
+    /// start.
     pub fn build(self) -> Result<ClientConfig> {
         let mut remoting = self.remoting.unwrap_or_default();
         let credentials = match self.credentials {
@@ -229,6 +232,7 @@ impl ClientConfigBuilder {
             remoting = remoting.with_tls(connector);
         }
         let namesrv_addrs = match self.namesrv_addrs {
+            Some(addrs) if addrs.is_empty() => return Err(no_namesrv()),
             Some(addrs) => addrs,
             None => std::env::var(NAMESRV_ADDR_ENV)
                 .map(|v| split_addrs(&v))

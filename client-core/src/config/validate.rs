@@ -38,14 +38,17 @@ pub(super) fn default_client_ip() -> String {
     Ipv4Addr::LOCALHOST.to_string()
 }
 
-/// Checks a built config.
+/// The error of a remoting client started without a name server.
+pub(crate) fn no_namesrv() -> Error {
+    Error::Config(format!(
+        "no name-server address: set one with ClientConfig::builder().namesrv_addr(\"host:9876\") \
+         or the {NAMESRV_ADDR_ENV} environment variable"
+    ))
+}
+
+/// Checks a built config. No name server is fine here (a client of a 5.x
+/// proxy needs none); a client instance refuses to start without one.
 pub(super) fn validate(config: &ClientConfig) -> Result<()> {
-    if config.namesrv_addrs.is_empty() {
-        return Err(Error::Config(format!(
-            "no name-server address: set one with ClientConfig::builder().namesrv_addr(\"host:9876\") \
-             or the {NAMESRV_ADDR_ENV} environment variable"
-        )));
-    }
     for addr in &config.namesrv_addrs {
         let valid = match addr.rsplit_once(':') {
             Some((host, port)) => !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0),

@@ -226,8 +226,12 @@ impl ClientInstance {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] when called outside a Tokio runtime.
+    /// [`Error::Config`] when called outside a Tokio runtime, or when the
+    /// config names no name server.
     pub fn get_or_start(config: ClientConfig) -> Result<ClientInstance> {
+        if config.namesrv_addrs().is_empty() {
+            return Err(crate::config::no_namesrv());
+        }
         registry::get_or_start(config)
     }
 

@@ -96,7 +96,8 @@ impl SimpleConsumerBuilder {
     pub async fn start(self) -> Result<SimpleConsumer> {
         if let Some(endpoint) = self.endpoint.clone() {
             self.config.validate()?;
-            let inner = GrpcInner::start(self.config, &endpoint).await?;
+            let client = self.client.resolve()?;
+            let inner = GrpcInner::start(self.config, &endpoint, &client).await?;
             return Ok(SimpleConsumer::new_grpc(inner));
         }
         let (config, client) = self.into_parts()?;

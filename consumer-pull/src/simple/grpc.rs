@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use rmq_client_core::ClientConfig;
 use rmq_consumer_base::{Expression, Subscription};
-use rmq_grpc::{ClientSettings, GrpcConfig, Session, proto};
+use rmq_grpc::{ClientSettings, Session, proto};
 use rmq_protocol::body::ExpressionType;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -62,9 +63,14 @@ pub(crate) fn is_sql(e: &Expression) -> bool {
 
 impl GrpcInner {
     /// Starts the session with the proxy at `endpoint`.
-    pub(crate) async fn start(config: SimpleConsumerConfig, endpoint: &str) -> Result<GrpcInner> {
+    pub(crate) async fn start(
+        config: SimpleConsumerConfig,
+        endpoint: &str,
+        client: &ClientConfig,
+    ) -> Result<GrpcInner> {
         let group = config.options.group().to_owned();
-        let grpc = GrpcConfig::new(endpoint).map_err(|e| Error::Config(e.to_string()))?;
+        let grpc = rmq_consumer_base::grpc_config(endpoint, client)
+            .map_err(|e| Error::Config(rmq_protocol::ErrorChain(&e).to_string()))?;
         let settings = ClientSettings::consumer(
             proto::ClientType::SimpleConsumer,
             &group,

@@ -28,6 +28,9 @@ impl Inner {
         if let Ok(v) = AsciiMetadataValue::try_from(format!("{}-{id}", self.client_id)) {
             md.insert("x-mq-request-id", v);
         }
+        if let Some(c) = &self.config.credentials {
+            c.sign(md, std::time::SystemTime::now());
+        }
         if !self.config.namespace.is_empty() {
             if let Ok(v) = AsciiMetadataValue::try_from(self.config.namespace.as_str()) {
                 md.insert("x-mq-namespace", v);
