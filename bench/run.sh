@@ -233,9 +233,13 @@ if [[ $grpc == 1 ]] && { wants java-grpc || wants java-grpc-simple || wants java
   jg_target="$jg_dir/target"
   jg_cpfile="$jg_target/classpath.txt"
   jg_why=""
+  jg_built() { # a complete build: the class, the class path file, every jar it names
+    [[ -s "$jg_cpfile" && -f "$jg_target/classes/rmqgrpc/GrpcBench.class" ]] || return 1
+    local jar IFS=:
+    for jar in $(cat "$jg_cpfile"); do [[ -f "$jar" ]] || return 1; done
+  }
   if [[ $build == 1 ]]; then
-    if [[ -s "$jg_cpfile" && -f "$jg_target/classes/rmqgrpc/GrpcBench.class" ]] \
-        && [[ -z "$(find "$jg_dir/pom.xml" "$jg_dir/src" -newer "$jg_cpfile" -print -quit)" ]]; then
+    if jg_built && [[ -z "$(find "$jg_dir/pom.xml" "$jg_dir/src" -newer "$jg_cpfile" -print -quit)" ]]; then
       log "the Java gRPC peer is up to date ($jg_target)"
     else
       log "building the Java gRPC peer (Maven, rocketmq-client-java)"
@@ -248,7 +252,7 @@ if [[ $grpc == 1 ]] && { wants java-grpc || wants java-grpc-simple || wants java
     fi
   fi
   if [[ -z "$jg_why" ]]; then
-    if [[ -s "$jg_cpfile" && -f "$jg_target/classes/rmqgrpc/GrpcBench.class" ]]; then
+    if jg_built; then
       java_grpc_cp="$jg_target/classes:$(cat "$jg_cpfile")"
     else
       jg_why="bench/peers/java-grpc is not built"
