@@ -8,19 +8,25 @@
 #   --queues Q            queues of every benchmark topic (default 8)
 #   --reps R              repetitions of every measurement, interleaved between clients (default 3)
 #   --clients LIST        comma-separated: all (default), rmq, java, go, rocketmq-rust, pop (the pop set: rmq-push,
-#                         rmq-pop-push, rmq-simple, java-push, java-pop-push), or client names
+#                         rmq-pop-push, rmq-simple, java-push, java-pop-push), grpc (every gRPC client), rmq-grpc
+#                         (rmq's gRPC producer and consumers), java-grpc (the Java gRPC client's), or client names
 #                         (rmq-push, rmq-pull, raw-pull, java-push, go-push, rocketmq-rust-push,
-#                         rmq-producer, java-producer)
+#                         rmq-producer, java-producer, rmq-grpc-simple, java-grpc-simple, java-grpc-push)
 #   --scenarios LIST      comma-separated: drain, latency, produce (sync + async), produce-tx (sync +
-#                         transactional sends, in the same run; not in the default) (default: the first three)
+#                         transactional sends, in the same run; not in the default), grpc (through the RocketMQ
+#                         5.x proxy: grpc-produce = sync + async sends, grpc-drain = SimpleConsumer and
+#                         PushConsumer drains; rmq beside the official Java gRPC client rocketmq-client-java;
+#                         not in the default) (default: the first three)
 #   --latency-rate R      fixed producer rate of the latency runs, msg/s (default 5000)
 #   --latency-duration S  measured seconds of each latency run (default 30; plus --latency-warmup 2)
 #   --producer-count N    messages per producer run (default: --count)
 #   --producer-threads T  send threads (Java) / tasks (rmq) of the sync producer runs (default 64)
+#   --grpc-count N        messages per run of the grpc scenario: sent by each producer run, preloaded and drained
+#                         by each consumer (default: --count)
 #   --java-producer official|own   java-producer sync: rocketmq-example's benchmark Producer (official,
 #                         default) or rmqbench.Produce (own); async always uses rmqbench.Produce
 #   --quick               small and fast (<= 3 minutes once built): 20000 messages, 1 repetition,
-#                         latency 2000 msg/s for 5 s, 20000 messages per producer run
+#                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
 #   --tls                 also rmq-push-tls, rmq-pull-tls (drain) and rmq-producer-tls (produce): rmq over TLS
 #                         beside plaintext, against one broker started with RMQ_TLS=permissive (its own
@@ -39,7 +45,8 @@
 # Environment: NAMESRV_ADDR (unset: the local broker is started with scripts/rocketmq-local.sh and
 # stopped at the end), RMQ_BROKER_ADDR (broker that gets the benchmark topics; default: the first
 # master in the route of TBW102), RMQ_VERSION (Java client version, default: the running broker's,
-# else 5.5.0), BENCH_JAVA_OPTS (extra JVM flags for the Java clients).
+# else 5.5.0), BENCH_JAVA_OPTS (extra JVM flags for the Java clients), RMQ_PROXY_ENDPOINT (the grpc scenario:
+# gRPC address of the 5.x proxy; required with NAMESRV_ADDR, else the local broker is started with its proxy).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -55,6 +62,7 @@ latency_rate=5000
 latency_duration=30
 latency_warmup=2
 producer_count=""
+grpc_count=""
 producer_threads=64
 java_producer=official
 build=1
@@ -81,10 +89,11 @@ while [[ $# -gt 0 ]]; do
     --latency-warmup) latency_warmup="$2"; shift 2 ;;
     --producer-count) producer_count="$2"; shift 2 ;;
     --producer-threads) producer_threads="$2"; shift 2 ;;
+    --grpc-count) grpc_count="$2"; shift 2 ;;
     --java-producer) java_producer="$2"; shift 2 ;;
     --quick)
       count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
-      producer_count=20000; mode_name=quick; shift ;;
+      producer_count=20000; grpc_count=5000; mode_name=quick; shift ;;
     --no-build) build=0; shift ;;
     --tls) tls=1; shift ;;
     --acl) acl=1; shift ;;
@@ -94,6 +103,14 @@ while [[ $# -gt 0 ]]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+
+# The gRPC scenario (grpc = grpc-produce + grpc-drain) needs the 5.x proxy.
+grpc=0
+IFS=, read -ra _scenarios <<<"$scenarios"
+for s in "${_scenarios[@]}"; do
+  case "$s" in grpc|grpc-produce|grpc-drain) grpc=1 ;; esac
+done
+[[ $grpc == 1 && $tls == 1 ]] && die "--tls and the grpc scenario need different brokers: run them separately"
 
 command -v python3 >/dev/null 2>&1 || die "python3 not found (the runner uses only its standard library)"
 command -v cargo >/dev/null 2>&1 || die "cargo not found"
@@ -108,6 +125,8 @@ wants() { # wants CLIENT: whether --clients selects it
       go) [[ "$c" == go-* ]] && return 0 ;;
       rocketmq-rust) [[ "$c" == rocketmq-rust-* ]] && return 0 ;;
       pop) [[ " rmq-push rmq-pop-push rmq-simple java-push java-pop-push " == *" $c "* ]] && return 0 ;;
+      grpc) [[ "$c" == *-grpc || "$c" == *-grpc-* ]] && return 0 ;;
+      rmq-grpc|java-grpc) [[ "$c" == "$w" || "$c" == "$w"-* ]] && return 0 ;;
       "$c") return 0 ;;
     esac
   done
@@ -116,6 +135,10 @@ wants() { # wants CLIENT: whether --clients selects it
 
 # ---- broker ---------------------------------------------------------------------------------------
 started_broker=0
+started_proxy=0
+if [[ $grpc == 1 && -n "${NAMESRV_ADDR:-}" && -z "${RMQ_PROXY_ENDPOINT:-}" ]]; then
+  die "the grpc scenario needs the RocketMQ 5.x proxy of the broker at NAMESRV_ADDR=$NAMESRV_ADDR: set RMQ_PROXY_ENDPOINT (its gRPC host:port; RMQ_PROXY=1 scripts/rocketmq-local.sh start prints it)"
+fi
 if [[ $tls == 1 && -z "${NAMESRV_ADDR:-}" ]]; then
   # A broker that accepts TLS and plaintext, beside (not instead of) the usual local one.
   # The broker's TLS provider: netty-tcnative (OpenSSL) by default, as TLS deployments run it; with the
@@ -127,11 +150,24 @@ fi
 if [[ -z "${NAMESRV_ADDR:-}" ]]; then
   if "$ROOT/scripts/rocketmq-local.sh" status >/dev/null 2>&1; then
     log "using the running local broker"
+    if [[ $grpc == 1 ]] && ! "$ROOT/scripts/rocketmq-local.sh" env 2>/dev/null | grep -q RMQ_PROXY_ENDPOINT; then
+      log "starting its proxy (the grpc scenario)"
+      started_proxy=1
+    fi
   else
-    log "starting the local broker (scripts/rocketmq-local.sh start)"
+    if [[ $grpc == 1 ]]; then
+      log "starting the local broker and its proxy (RMQ_PROXY=1 scripts/rocketmq-local.sh start)"
+    else
+      log "starting the local broker (scripts/rocketmq-local.sh start)"
+    fi
     started_broker=1
   fi
-  eval "$("$ROOT/scripts/rocketmq-local.sh" start)"
+  if [[ $grpc == 1 ]]; then
+    eval "$(RMQ_PROXY=1 "$ROOT/scripts/rocketmq-local.sh" start)"
+    [[ -n "${RMQ_PROXY_ENDPOINT:-}" ]] || die "the grpc scenario needs the proxy, which RocketMQ ${RMQ_VERSION:-?} does not have (5.x only)"
+  else
+    eval "$("$ROOT/scripts/rocketmq-local.sh" start)"
+  fi
 fi
 if [[ $tls == 1 && -z "${RMQ_TLS_CA:-}" ]]; then
   die "--tls: RMQ_TLS_CA is not set (the CA of the broker at NAMESRV_ADDR=$NAMESRV_ADDR)"
@@ -140,16 +176,20 @@ cleanup() {
   if [[ $started_broker == 1 ]]; then
     log "stopping the local broker"
     "$ROOT/scripts/rocketmq-local.sh" stop >/dev/null 2>&1 || true
+  elif [[ $started_proxy == 1 ]]; then
+    log "stopping the proxy it started"
+    "$ROOT/scripts/rocketmq-local.sh" stop-proxy >/dev/null 2>&1 || true
   fi
 }
 trap cleanup EXIT
 export NAMESRV_ADDR
 rmq_version="${RMQ_VERSION:-5.5.0}"
-log "name server $NAMESRV_ADDR, RocketMQ $rmq_version"
+log "name server $NAMESRV_ADDR, RocketMQ $rmq_version${RMQ_PROXY_ENDPOINT:+, proxy $RMQ_PROXY_ENDPOINT}"
 
 # ---- programs -------------------------------------------------------------------------------------
 unavailable=()
 java_cp=""
+java_grpc_cp=""
 go_peer="$BENCH/peers/go/gopeer"
 rust_peer="$BENCH/peers/rocketmq-rust/target/release/rocketmq-rust-peer"
 rmq_bench="$ROOT/target/release/rmq-bench"
@@ -186,6 +226,43 @@ if wants java-push || wants java-producer || wants java-pop-push; then
   fi
 fi
 
+# The Java gRPC peer: rmqgrpc.GrpcBench on rocketmq-client-java (its version is in the pom). Built into
+# peers/java-grpc/target (classes + classpath.txt, the jars in ~/.m2), again only when a source changed.
+if [[ $grpc == 1 ]] && { wants java-grpc || wants java-grpc-simple || wants java-grpc-push; }; then
+  jg_dir="$BENCH/peers/java-grpc"
+  jg_target="$jg_dir/target"
+  jg_cpfile="$jg_target/classpath.txt"
+  jg_why=""
+  jg_built() { # a complete build: the class, the class path file, every jar it names
+    [[ -s "$jg_cpfile" && -f "$jg_target/classes/rmqgrpc/GrpcBench.class" ]] || return 1
+    local jar IFS=:
+    for jar in $(cat "$jg_cpfile"); do [[ -f "$jar" ]] || return 1; done
+  }
+  if [[ $build == 1 ]]; then
+    if jg_built && [[ -z "$(find "$jg_dir/pom.xml" "$jg_dir/src" -newer "$jg_cpfile" -print -quit)" ]]; then
+      log "the Java gRPC peer is up to date ($jg_target)"
+    else
+      log "building the Java gRPC peer (Maven, rocketmq-client-java)"
+      rm -f "$jg_cpfile"
+      jg_mvn() { # jg_mvn [-o]: compile + the runtime class path file
+        (cd "$jg_dir" && mvn -B -q "$@" compile dependency:build-classpath -Dmdep.includeScope=runtime \
+          -Dmdep.outputFile="$jg_cpfile")
+      }
+      jg_mvn -o >/dev/null 2>&1 || jg_mvn || jg_why="Maven build of bench/peers/java-grpc failed"
+    fi
+  fi
+  if [[ -z "$jg_why" ]]; then
+    if jg_built; then
+      java_grpc_cp="$jg_target/classes:$(cat "$jg_cpfile")"
+    else
+      jg_why="bench/peers/java-grpc is not built"
+    fi
+  fi
+  if [[ -n "$jg_why" ]]; then
+    unavailable+=("java-grpc=$jg_why" "java-grpc-simple=$jg_why" "java-grpc-push=$jg_why")
+  fi
+fi
+
 if wants go-push; then
   if [[ $build == 1 ]]; then
     if command -v go >/dev/null 2>&1; then
@@ -215,9 +292,11 @@ args=(
   --latency-rate "$latency_rate" --latency-duration "$latency_duration" --latency-warmup "$latency_warmup"
   --producer-threads "$producer_threads" --java-producer "$java_producer"
   --rmq-bench "$rmq_bench" --java-cp "$java_cp" --go-peer "$go_peer" --rust-peer "$rust_peer"
+  --java-grpc-cp "$java_grpc_cp" --proxy-endpoint "${RMQ_PROXY_ENDPOINT:-}"
   --rocketmq-version "$rmq_version" --mode-name "$mode_name"
 )
 [[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
+[[ -n "$grpc_count" ]] && args+=(--grpc-count "$grpc_count")
 [[ $tls == 1 ]] && args+=(--tls-ca "$RMQ_TLS_CA")
 [[ $metrics == 1 ]] && args+=(--metrics)
 [[ $trace == 1 ]] && args+=(--trace)

@@ -40,13 +40,34 @@ VARIANTS = {
     "rmq-producer-tls": ("rmq-producer", "tls"),
     "rmq-producer-signed": ("rmq-producer", "acl"),
 }
+# The gRPC scenario (--scenarios grpc): rmq and the official Java gRPC client
+# (rocketmq-client-java) through the RocketMQ 5.x proxy.
+GRPC_PRODUCER_CLIENTS = ["rmq-grpc", "java-grpc"]
+GRPC_DRAIN_CLIENTS = ["rmq-grpc-simple", "rmq-grpc-push", "java-grpc-simple", "java-grpc-push"]
+GRPC_CLIENTS = GRPC_PRODUCER_CLIENTS + GRPC_DRAIN_CLIENTS
+# Clients of the gRPC scenario whose program is not there yet: client -> why. rmq-grpc-push is
+# `rmq-bench drain-push --endpoint E` (see consumer_argv), added when the gRPC push consumer lands.
+GRPC_PENDING = {
+    "rmq-grpc-push": "added when the gRPC push consumer lands (PushConsumer::builder().endpoint(..))",
+}
+GRPC_SCENARIOS = {"grpc": ["grpc-produce", "grpc-drain"], "grpc-produce": ["grpc-produce"],
+                  "grpc-drain": ["grpc-drain"]}
+# (rmq client, Java client, scenario) compared by the gRPC targets.
+GRPC_PAIRS = [("rmq-grpc", "java-grpc", "grpc-produce-sync"), ("rmq-grpc", "java-grpc", "grpc-produce-async"),
+              ("rmq-grpc-simple", "java-grpc-simple", "grpc-drain"), ("rmq-grpc-push", "java-grpc-push", "grpc-drain")]
+# The 5.x message type a topic served by the proxy needs.
+GRPC_TOPIC_ATTRIBUTES = "+message.type=NORMAL"
 ALIASES = {
-    "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer"],
-    "java": ["java-push", "java-producer"],
+    "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer", "rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push"],
+    "java": ["java-push", "java-producer", "java-grpc", "java-grpc-simple", "java-grpc-push"],
     "pop": ["rmq-push", "rmq-pop-push", "rmq-simple", "java-push", "java-pop-push"],
     "go": ["go-push"],
     "rocketmq-rust": ["rocketmq-rust-push"],
-    "all": DRAIN_CLIENTS + PRODUCER_CLIENTS,
+    "grpc": GRPC_CLIENTS,
+    # As --clients, rmq-grpc and java-grpc name the client's producer and its consumers.
+    "rmq-grpc": ["rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push"],
+    "java-grpc": ["java-grpc", "java-grpc-simple", "java-grpc-push"],
+    "all": DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS,
 }
 
 
@@ -228,6 +249,17 @@ class Bench:
             return [self.a.go_peer, *[f"-{x[2:]}" if x.startswith("--") else x for x in peer_common]]
         if client == "rocketmq-rust-push":
             return [self.a.rust_peer, *peer_common]
+        grpc = ["--endpoint", self.a.proxy_endpoint]
+        if client == "rmq-grpc-simple":
+            return [self.a.rmq_bench, "drain-simple", *peer_common, *grpc]
+        if client == "rmq-grpc-push":  # GRPC_PENDING until drain-push takes --endpoint
+            return [self.a.rmq_bench, "drain-push", *peer_common, *grpc]
+        if client in ("java-grpc-simple", "java-grpc-push"):
+            mode = "drain-simple" if client == "java-grpc-simple" else "drain-push"
+            return ["java", *self.a.java_opts.split(), "-cp", self.a.java_grpc_cp, "rmqgrpc.GrpcBench", mode,
+                    *grpc, "--topic", topic, "--group", group, "--expect", str(expect),
+                    "--timeout-s", str(self.a.client_timeout), "--threads", str(self.a.threads),
+                    "--batch", str(self.a.batch)]
         raise ValueError(client)
 
     def run(self, name, argv, timeout, wait=True, needs_result=True):
@@ -255,9 +287,10 @@ class Bench:
             return
         self.values.setdefault((client, scenario, metric), []).append(float(value))
 
-    def create_topic(self, topic):
+    def create_topic(self, topic, attributes=None):
+        extra = ["--attributes", attributes] if attributes else []
         r = self.run("create-topic " + topic, self.rmq("create-topic", "--topic", topic, "--queues",
-                                                      str(self.a.queues)), 90)
+                                                      str(self.a.queues), *extra), 90)
         if not r.ok():
             raise SystemExit("cannot create topic %s: %s" % (topic, r.failure()))
 
@@ -279,20 +312,25 @@ class Bench:
         k = rep % len(items)
         return items[k:] + items[:k]
 
-    def drain(self):
-        clients = self.clients_for(DRAIN_CLIENTS)
-        if not clients:
-            return
-        topic = f"bench_drain_{self.id}"
-        self.create_topic(topic)
-        log(f"preloading {self.a.count} x {self.a.size} B into {topic} ({self.a.queues} queues)")
-        r = self.run("preload", self.rmq("preload", "--topic", topic, "--count", str(self.a.count),
+    def preload_topic(self, topic, what, count):
+        """rmq-bench preload: count messages into topic (remoting, batches of 32)."""
+        log(f"preloading {count} x {self.a.size} B into {topic} ({self.a.queues} queues)")
+        r = self.run("preload", self.rmq("preload", "--topic", topic, "--count", str(count),
                                          "--size", str(self.a.size)), 900)
         if not r.ok():
             raise SystemExit("preload failed: " + r.failure())
         el = r.result.get("elapsed_s") or 0
-        log(f"preloaded in {el:.1f} s ({self.a.count / el if el else 0:.0f} msg/s)")
-        self.preload = {"elapsed_s": el}
+        log(f"preloaded in {el:.1f} s ({count / el if el else 0:.0f} msg/s)")
+        # runs.json "preload": {"elapsed_s"} of the drain topic, plus {"grpc-drain": {"elapsed_s"}}.
+        self.preload = dict(self.preload or {})
+        if what == "drain":
+            self.preload["elapsed_s"] = el
+        else:
+            self.preload[what] = {"elapsed_s": el}
+
+    def drain_runs(self, scenario, clients, topic, expect):
+        """Every repetition, every client (order rotated) drains topic (expect messages) with a
+        fresh group."""
         for rep in range(self.a.reps):
             for client in self.rotated(clients, rep):
                 group = f"bench_{client.replace('-', '_')}_{self.id}_{rep}"
@@ -303,22 +341,80 @@ class Bench:
                                  needs_result=False)
                     if not m.ok():
                         continue
-                r = self.run(f"drain {client} #{rep + 1}",
-                             self.consumer_argv(client, topic, group, self.a.count),
+                r = self.run(f"{scenario} {client} #{rep + 1}",
+                             self.consumer_argv(client, topic, group, expect),
                              self.a.client_timeout + 60)
                 if not r.ok():
                     continue
                 res = r.result
                 count, el = res.get("count", 0), res.get("elapsed_s", 0)
-                if res.get("timeout") or count < self.a.count:
-                    self.failures.append(f"drain {client} #{rep + 1}: received {count} of {self.a.count}")
+                if res.get("timeout") or count < expect:
+                    self.failures.append(f"{scenario} {client} #{rep + 1}: received {count} of {expect}")
                     continue
                 if el > 0:
-                    self.add(client, "drain", "msgs_per_s", count / el)
-                self.add(client, "drain", "cpu_s_per_msg", r.cpu_s / count)
-                self.add(client, "drain", "peak_rss_bytes", r.peak_rss_bytes)
+                    self.add(client, scenario, "msgs_per_s", count / el)
+                self.add(client, scenario, "cpu_s_per_msg", r.cpu_s / count)
+                self.add(client, scenario, "peak_rss_bytes", r.peak_rss_bytes)
                 log(f"  {client}: {count / el if el else 0:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
                     f"rss {r.peak_rss_bytes / 2**20:.0f} MiB, startup {res.get('startup_s', 0):.2f} s")
+
+    def drain(self):
+        clients = self.clients_for(DRAIN_CLIENTS)
+        if not clients:
+            return
+        topic = f"bench_drain_{self.id}"
+        self.create_topic(topic)
+        self.preload_topic(topic, "drain", self.a.count)
+        self.drain_runs("drain", clients, topic, self.a.count)
+
+    def grpc_drain(self):
+        """grpc-drain: the same preloaded topic (with its 5.x message type) drained through the proxy."""
+        clients = self.clients_for(GRPC_DRAIN_CLIENTS)
+        if not clients:
+            return
+        topic = f"bench_grpc_drain_{self.id}"
+        self.create_topic(topic, GRPC_TOPIC_ATTRIBUTES)
+        self.preload_topic(topic, "grpc-drain", self.a.grpc_count)
+        self.drain_runs("grpc-drain", clients, topic, self.a.grpc_count)
+
+    def grpc_produce(self):
+        """grpc-produce-sync / grpc-produce-async: sends through the proxy, modes interleaved per
+        repetition as produce() does."""
+        clients = self.clients_for(GRPC_PRODUCER_CLIENTS)
+        if not clients:
+            return
+        topic = f"bench_grpc_produce_{self.id}"
+        self.create_topic(topic, GRPC_TOPIC_ATTRIBUTES)
+        n, t, size = self.a.grpc_count, self.a.producer_threads, self.a.size
+        for rep in range(self.a.reps):
+            for mode in ("sync", "async"):
+                scenario = "grpc-produce-" + mode
+                for client in self.rotated(clients, rep):
+                    if client == "rmq-grpc":
+                        argv = self.rmq("produce", "--topic", topic, "--count", str(n), "--size", str(size),
+                                        "--mode", mode, "--tasks", str(t), "--inflight", str(self.a.producer_inflight),
+                                        "--endpoint", self.a.proxy_endpoint)
+                    else:
+                        argv = ["java", *self.a.java_opts.split(), "-cp", self.a.java_grpc_cp, "rmqgrpc.GrpcBench",
+                                "produce-" + mode, "--endpoint", self.a.proxy_endpoint, "--topic", topic,
+                                "--count", str(n), "--size", str(size), "--threads", str(t),
+                                "--inflight", str(self.a.producer_inflight)]
+                    r = self.run(f"{scenario} {client} #{rep + 1}", argv, self.a.client_timeout + 60)
+                    if not r.ok():
+                        continue
+                    res = r.result
+                    rate, count = res.get("msgs_per_s"), res.get("count", 0)
+                    if res.get("failed"):
+                        self.failures.append(f"{scenario} {client} #{rep + 1}: {res['failed']} sends failed")
+                    if not rate:
+                        self.failures.append(f"{scenario} {client} #{rep + 1}: no throughput figure")
+                        continue
+                    self.add(client, scenario, "msgs_per_s", rate)
+                    if count:
+                        self.add(client, scenario, "cpu_s_per_msg", r.cpu_s / count)
+                    self.add(client, scenario, "peak_rss_bytes", r.peak_rss_bytes)
+                    log(f"  {client} {mode}: {rate:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
+                        f"rss {r.peak_rss_bytes / 2**20:.0f} MiB")
 
     def latency(self):
         clients = self.clients_for(LATENCY_CLIENTS)
@@ -412,8 +508,9 @@ class Bench:
 
     # ---- output ---------------------------------------------------------------------------
     def rows(self):
-        order = {c: i for i, c in enumerate(DRAIN_CLIENTS + PRODUCER_CLIENTS)}
-        sorder = {s: i for i, s in enumerate(["drain", "latency", "produce-sync", "produce-async", "produce-tx"])}
+        order = {c: i for i, c in enumerate(DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS)}
+        sorder = {s: i for i, s in enumerate(["drain", "latency", "produce-sync", "produce-async", "produce-tx",
+                                              "grpc-produce-sync", "grpc-produce-async", "grpc-drain"])}
         rows = []
         for (c, s, m), v in sorted(self.values.items(), key=lambda kv: (sorder[kv[0][1]], order[kv[0][0]], kv[0][2])):
             rows.append({"client": c, "scenario": s, "metric": m, "median": statistics.median(v),
@@ -454,8 +551,9 @@ def table(rows, cfg):
     for r in rows:
         by.setdefault((r["scenario"], r["client"]), {})[r["metric"]] = r
     out = []
+    grpc = f" (grpc: {cfg['grpc_count']:,} per run)" if "grpc_count" in cfg else ""
     out.append(f"RocketMQ {cfg.get('rocketmq_version', '?')} on {cfg['cores']} cores; "
-               f"{cfg['count']:,} x {cfg['size']} B, {cfg['queues']} queues, "
+               f"{cfg['count']:,} x {cfg['size']} B{grpc}, {cfg['queues']} queues, "
                f"{cfg['repetitions']} repetition(s), median (min-max)")
     out.append("")
     out.append("| scenario | client | msgs/s | CPU µs/msg | peak RSS MiB | p50 ms | p99 ms | p99.9 ms |")
@@ -483,7 +581,10 @@ def table(rows, cfg):
     return "\n".join(out)
 
 
-def targets(rows):
+def targets(rows, scenarios=("drain", "latency", "produce")):
+    """The target lines: the remoting ones unless only the grpc scenario ran, the gRPC ones when it ran."""
+    grpc = "grpc-produce" in scenarios or "grpc-drain" in scenarios
+    remoting = any(not s.startswith("grpc") for s in scenarios)
     med = {(r["client"], r["scenario"], r["metric"]): r["median"] for r in rows}
 
     def g(c, s, m):
@@ -499,29 +600,39 @@ def targets(rows):
         ok = ratio >= limit if op == ">=" else ratio <= limit
         out.append(f"- {desc}: {ratio:.2f} (target {op} {limit}) {'met' if ok else 'MISSED'}")
 
-    check("rmq-push / java-push drain msgs/s", g("rmq-push", "drain", "msgs_per_s"), g("java-push", "drain", "msgs_per_s"), ">=", 1.5)
-    check("rmq-push / rocketmq-rust-push drain msgs/s", g("rmq-push", "drain", "msgs_per_s"), g("rocketmq-rust-push", "drain", "msgs_per_s"), ">=", 1.3)
-    check("rmq-push / raw-pull ceiling", g("rmq-push", "drain", "msgs_per_s"), g("raw-pull", "drain", "msgs_per_s"), ">=", 0.9)
-    check("rmq-push / java-push CPU s per msg", g("rmq-push", "drain", "cpu_s_per_msg"), g("java-push", "drain", "cpu_s_per_msg"), "<=", 0.5)
-    check("rmq-push / java-push peak RSS", g("rmq-push", "drain", "peak_rss_bytes"), g("java-push", "drain", "peak_rss_bytes"), "<=", 0.2)
-    check("rmq-push / java-push p99 latency", g("rmq-push", "latency", "p99_ms"), g("java-push", "latency", "p99_ms"), "<=", 1.0)
-    for s in ("produce-sync", "produce-async", "produce-tx"):
-        check(f"rmq-producer / java-producer {s} msgs/s", g("rmq-producer", s, "msgs_per_s"), g("java-producer", s, "msgs_per_s"), ">=", 1.0)
-    if g("rmq-push-tls", "drain", "msgs_per_s") is not None:
-        check("rmq-push-tls / rmq-push drain msgs/s", g("rmq-push-tls", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.8)
-        check("rmq-pull-tls / rmq-pull drain msgs/s", g("rmq-pull-tls", "drain", "msgs_per_s"), g("rmq-pull", "drain", "msgs_per_s"), ">=", 0.8)
-    if g("rmq-push-metrics", "drain", "msgs_per_s") is not None:
-        check("rmq-push-metrics / rmq-push drain msgs/s", g("rmq-push-metrics", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.95)
-    if g("rmq-push-signed", "drain", "msgs_per_s") is not None:
-        check("rmq-push-signed / rmq-push drain msgs/s", g("rmq-push-signed", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.9)
-    for s in ("produce-sync", "produce-async"):
-        if g("rmq-producer-signed", s, "msgs_per_s") is not None:
-            check(f"rmq-producer-signed / rmq-producer {s} msgs/s", g("rmq-producer-signed", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.9)
-        if g("rmq-producer-tls", s, "msgs_per_s") is not None:
-            check(f"rmq-producer-tls / rmq-producer {s} msgs/s", g("rmq-producer-tls", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.8)
-    tx, sync = g("rmq-producer", "produce-tx", "msgs_per_s"), g("rmq-producer", "produce-sync", "msgs_per_s")
-    if tx and sync:
-        out.append(f"- rmq-producer produce-tx / produce-sync msgs/s: {tx / sync:.2f} (informative)")
+    if remoting:
+        check("rmq-push / java-push drain msgs/s", g("rmq-push", "drain", "msgs_per_s"), g("java-push", "drain", "msgs_per_s"), ">=", 1.5)
+        check("rmq-push / rocketmq-rust-push drain msgs/s", g("rmq-push", "drain", "msgs_per_s"), g("rocketmq-rust-push", "drain", "msgs_per_s"), ">=", 1.3)
+        check("rmq-push / raw-pull ceiling", g("rmq-push", "drain", "msgs_per_s"), g("raw-pull", "drain", "msgs_per_s"), ">=", 0.9)
+        check("rmq-push / java-push CPU s per msg", g("rmq-push", "drain", "cpu_s_per_msg"), g("java-push", "drain", "cpu_s_per_msg"), "<=", 0.5)
+        check("rmq-push / java-push peak RSS", g("rmq-push", "drain", "peak_rss_bytes"), g("java-push", "drain", "peak_rss_bytes"), "<=", 0.2)
+        check("rmq-push / java-push p99 latency", g("rmq-push", "latency", "p99_ms"), g("java-push", "latency", "p99_ms"), "<=", 1.0)
+        for s in ("produce-sync", "produce-async", "produce-tx"):
+            check(f"rmq-producer / java-producer {s} msgs/s", g("rmq-producer", s, "msgs_per_s"), g("java-producer", s, "msgs_per_s"), ">=", 1.0)
+        if g("rmq-push-tls", "drain", "msgs_per_s") is not None:
+            check("rmq-push-tls / rmq-push drain msgs/s", g("rmq-push-tls", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.8)
+            check("rmq-pull-tls / rmq-pull drain msgs/s", g("rmq-pull-tls", "drain", "msgs_per_s"), g("rmq-pull", "drain", "msgs_per_s"), ">=", 0.8)
+        if g("rmq-push-metrics", "drain", "msgs_per_s") is not None:
+            check("rmq-push-metrics / rmq-push drain msgs/s", g("rmq-push-metrics", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.95)
+        if g("rmq-push-signed", "drain", "msgs_per_s") is not None:
+            check("rmq-push-signed / rmq-push drain msgs/s", g("rmq-push-signed", "drain", "msgs_per_s"), g("rmq-push", "drain", "msgs_per_s"), ">=", 0.9)
+        for s in ("produce-sync", "produce-async"):
+            if g("rmq-producer-signed", s, "msgs_per_s") is not None:
+                check(f"rmq-producer-signed / rmq-producer {s} msgs/s", g("rmq-producer-signed", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.9)
+            if g("rmq-producer-tls", s, "msgs_per_s") is not None:
+                check(f"rmq-producer-tls / rmq-producer {s} msgs/s", g("rmq-producer-tls", s, "msgs_per_s"), g("rmq-producer", s, "msgs_per_s"), ">=", 0.8)
+        tx, sync = g("rmq-producer", "produce-tx", "msgs_per_s"), g("rmq-producer", "produce-sync", "msgs_per_s")
+        if tx and sync:
+            out.append(f"- rmq-producer produce-tx / produce-sync msgs/s: {tx / sync:.2f} (informative)")
+    if grpc:
+        # Through the 5.x proxy: rmq against the official Java gRPC client, per scenario.
+        for ours, theirs, s in GRPC_PAIRS:
+            if ours in GRPC_PENDING and g(ours, s, "msgs_per_s") is None:
+                out.append(f"- {ours} / {theirs} {s}: n/a ({ours} is {GRPC_PENDING[ours]})")
+                continue
+            check(f"{ours} / {theirs} {s} msgs/s", g(ours, s, "msgs_per_s"), g(theirs, s, "msgs_per_s"), ">=", 1.5)
+            check(f"{ours} / {theirs} {s} CPU s per msg", g(ours, s, "cpu_s_per_msg"), g(theirs, s, "cpu_s_per_msg"), "<=", 0.5)
+            check(f"{ours} / {theirs} {s} peak RSS", g(ours, s, "peak_rss_bytes"), g(theirs, s, "peak_rss_bytes"), "<=", 0.2)
     return "\n".join(out)
 
 
@@ -536,12 +647,15 @@ def main():
     p.add_argument("--batch", type=int, default=32, help="pull batch size of every consumer")
     p.add_argument("--clients", default="all")
     p.add_argument("--scenarios", default="drain,latency,produce",
-                   help="drain, latency, produce (sync + async), produce-tx (sync + transactional)")
+                   help="drain, latency, produce (sync + async), produce-tx (sync + transactional), "
+                        "grpc (grpc-produce + grpc-drain, through the 5.x proxy)")
     p.add_argument("--latency-rate", type=int, default=5000)
     p.add_argument("--latency-duration", type=int, default=30)
     p.add_argument("--latency-warmup", type=int, default=2)
     p.add_argument("--settle", type=float, default=3.0, help="seconds between consumer READY and producer start")
     p.add_argument("--producer-count", type=int, default=None)
+    p.add_argument("--grpc-count", type=int, default=None,
+                   help="messages per run of the grpc scenario (sent, and preloaded then drained); default --count")
     p.add_argument("--producer-threads", type=int, default=64)
     p.add_argument("--producer-inflight", type=int, default=1000, help="async sends pending at most")
     p.add_argument("--java-producer", choices=["official", "own"], default="official",
@@ -551,6 +665,9 @@ def main():
     p.add_argument("--rmq-bench", required=True)
     p.add_argument("--java-cp", default="")
     p.add_argument("--java-opts", default=os.environ.get("BENCH_JAVA_OPTS", ""))
+    p.add_argument("--java-grpc-cp", default="", help="class path of bench/peers/java-grpc (rmqgrpc.GrpcBench)")
+    p.add_argument("--proxy-endpoint", default=os.environ.get("RMQ_PROXY_ENDPOINT", ""),
+                   help="gRPC address of the RocketMQ 5.x proxy (the grpc scenario)")
     p.add_argument("--go-peer", default="")
     p.add_argument("--rust-peer", default="")
     p.add_argument("--available", default="")
@@ -579,6 +696,8 @@ def main():
             target.append(variant)
     if a.producer_count is None:
         a.producer_count = a.count
+    if a.grpc_count is None:
+        a.grpc_count = a.count
     wanted = set()
     for c in a.clients.split(","):
         c = c.strip()
@@ -586,23 +705,37 @@ def main():
             continue
         if c in ALIASES:
             wanted.update(ALIASES[c])
-        elif c in DRAIN_CLIENTS + PRODUCER_CLIENTS:
+        elif c in DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS:
             wanted.add(c)
         else:
-            raise SystemExit(f"unknown client {c!r}: use {', '.join(list(ALIASES) + DRAIN_CLIENTS + PRODUCER_CLIENTS)}")
+            raise SystemExit(f"unknown client {c!r}: use "
+                             f"{', '.join(dict.fromkeys(list(ALIASES) + DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS))}")
     for variant, (base, kind) in VARIANTS.items():
         if kind in kinds and base in wanted:
             wanted.add(variant)
+    scenarios = []
+    for s in (s.strip() for s in a.scenarios.split(",") if s.strip()):
+        if s not in ("drain", "latency", "produce", "produce-tx", *GRPC_SCENARIOS):
+            raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce, produce-tx, grpc "
+                             "(or grpc-produce, grpc-drain)")
+        scenarios.extend(GRPC_SCENARIOS.get(s, [s]))
+    scenarios = list(dict.fromkeys(scenarios))
+    grpc = "grpc-produce" in scenarios or "grpc-drain" in scenarios
+    if not grpc:
+        wanted -= set(GRPC_CLIENTS)
+    elif not a.proxy_endpoint:
+        raise SystemExit("the grpc scenario needs the proxy: --proxy-endpoint HOST:PORT (or RMQ_PROXY_ENDPOINT)")
     a.client_set = wanted
-    scenarios = [s.strip() for s in a.scenarios.split(",") if s.strip()]
-    for s in scenarios:
-        if s not in ("drain", "latency", "produce", "produce-tx"):
-            raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce, produce-tx")
 
     b = Bench(a)
     if a.rocketmq_version.startswith("4"):
         for c in POP_CLIENTS & a.client_set:
             b.unavailable.setdefault(c, "pop needs RocketMQ 5")
+        for c in set(GRPC_CLIENTS) & a.client_set:
+            b.unavailable.setdefault(c, "the proxy (gRPC) needs RocketMQ 5")
+    for c, why in GRPC_PENDING.items():
+        if c in a.client_set:
+            b.unavailable.setdefault(c, why)
     started = time.monotonic()
     for reason in b.unavailable.items():
         log("not measured: %s (%s)" % reason)
@@ -615,6 +748,10 @@ def main():
                             ("tx", "produce-tx")) if s in scenarios]
     if modes:
         b.produce(tuple(dict.fromkeys(modes)))
+    if "grpc-produce" in scenarios:
+        b.grpc_produce()
+    if "grpc-drain" in scenarios:
+        b.grpc_drain()
     took = time.monotonic() - started
 
     cfg = {
@@ -644,6 +781,10 @@ def main():
         "duration_s": round(took, 1),
         "java_opts": a.java_opts,
     }
+    if grpc:
+        cfg["proxy_endpoint"] = a.proxy_endpoint
+        cfg["grpc_count"] = a.grpc_count
+        cfg["java_grpc_client"] = "rocketmq-client-java 5.0.8 (bench/peers/java-grpc rmqgrpc.GrpcBench)"
     rows = b.rows()
     os.makedirs(a.results_dir, exist_ok=True)
     base = os.path.join(a.results_dir, b.id)
@@ -665,7 +806,7 @@ def main():
     print(table(rows, cfg))
     print()
     print("Targets (measured, not asserted):")
-    print(targets(rows))
+    print(targets(rows, scenarios))
     if b.unavailable:
         print()
         for c, why in b.unavailable.items():

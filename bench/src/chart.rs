@@ -84,6 +84,36 @@ const PANELS: &[(&str, &str, &str, f64)] = &[
         "Produce transactional: messages/s (higher is better)",
         1.0,
     ),
+    (
+        "grpc-produce-sync",
+        "msgs_per_s",
+        "gRPC produce sync: messages/s (higher is better)",
+        1.0,
+    ),
+    (
+        "grpc-produce-async",
+        "msgs_per_s",
+        "gRPC produce async: messages/s (higher is better)",
+        1.0,
+    ),
+    (
+        "grpc-drain",
+        "msgs_per_s",
+        "gRPC drain: messages/s (higher is better)",
+        1.0,
+    ),
+    (
+        "grpc-drain",
+        "cpu_s_per_msg",
+        "gRPC drain: CPU µs per message (lower is better)",
+        1e6,
+    ),
+    (
+        "grpc-drain",
+        "peak_rss_bytes",
+        "gRPC drain: peak RSS MiB (lower is better)",
+        1.0 / 1_048_576.0,
+    ),
 ];
 
 fn color(client: &str) -> &'static str {
@@ -93,10 +123,12 @@ fn color(client: &str) -> &'static str {
         .unwrap_or(client)
         .trim_end_matches("-signed")
     {
-        "rmq-push" | "rmq-producer" => "#d64541",
+        "rmq-push" | "rmq-producer" | "rmq-grpc" | "rmq-grpc-simple" | "rmq-grpc-push" => "#d64541",
         "rmq-pull" => "#e67e22",
         "raw-pull" => "#969696",
-        "java-push" | "java-producer" => "#3465a4",
+        "java-push" | "java-producer" | "java-grpc" | "java-grpc-simple" | "java-grpc-push" => {
+            "#3465a4"
+        }
         "go-push" => "#00adb5",
         "rocketmq-rust-push" => "#75507b",
         _ => "#646464",

@@ -1,20 +1,22 @@
 //! `rmq-bench`: the rmq side of the benchmark harness (`bench/run.sh`).
 //!
 //! ```text
-//! rmq-bench create-topic    --topic T --queues Q [--broker-addr A]
+//! rmq-bench create-topic    --topic T --queues Q [--broker-addr A] [--attributes +message.type=NORMAL]
 //! rmq-bench preload         --topic T --count N --size S [--batch 32] [--tasks 8]
-//! rmq-bench produce         --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 10000]
+//! rmq-bench produce         --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 1000] [--endpoint E]
 //! rmq-bench latency-produce --topic T --rate R --duration-s D [--warmup-s 2] [--size S]
 //! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K] [--pop 1]
 //! rmq-bench drain-pull      --topic T --group G --expect N [--batch 32]
-//! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32]
+//! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32] [--endpoint E]
 //! rmq-bench set-pop-mode    --topic T --group G
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
 //! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else
 //! 127.0.0.1:9876) and prints one `RESULT {json}` line; consumers print
-//! `READY` once started. See bench/README.md.
+//! `READY` once started. `--endpoint HOST:PORT` (produce, drain-simple) goes
+//! through the RocketMQ 5.x proxy's gRPC port instead of the brokers. See
+//! bench/README.md.
 
 mod args;
 mod chart;

@@ -50,14 +50,22 @@ async fn broker_addr(flags: &Flags, instance: &ClientInstance) -> Result<String>
         .ok_or_else(|| BenchError::Other("no master broker in the route of TBW102".into()))
 }
 
-/// `create-topic --topic T --queues Q [--broker-addr A] [--namesrv N]`.
+/// `create-topic --topic T --queues Q [--broker-addr A] [--namesrv N] [--attributes A]`.
+///
+/// `--attributes`: 5.x topic attributes, `+key=value` pairs joined with `,`; a topic the
+/// proxy serves needs its message type, `+message.type=NORMAL`.
 pub(crate) async fn create_topic(flags: &Flags) -> Result<()> {
     let topic: String = flags.required("topic")?;
     let queues: i32 = flags.get("queues", 8)?;
+    let attributes = flags
+        .optional::<String>("attributes")?
+        .filter(|a| !a.is_empty());
+    let mut header = CreateTopicRequestHeader::new(topic.clone(), queues);
+    header.attributes.clone_from(&attributes);
     let instance = instance(flags, "bench-admin")?;
     let addr = broker_addr(flags, &instance).await?;
     instance
-        .create_topic(&addr, CreateTopicRequestHeader::new(topic.clone(), queues))
+        .create_topic(&addr, header)
         .await
         .map_err(|source| BenchError::Client {
             what: format!("creating topic {topic} on {addr}"),
@@ -80,7 +88,12 @@ pub(crate) async fn create_topic(flags: &Flags) -> Result<()> {
             _ => tokio::time::sleep(Duration::from_millis(200)).await,
         }
     }
-    let line = serde_json::json!({"topic": topic, "queues": queues, "broker_addr": addr});
+    let line = serde_json::json!({
+        "topic": topic,
+        "queues": queues,
+        "broker_addr": addr,
+        "attributes": attributes,
+    });
     println!("{}", crate::stats::result_line(&line));
     instance.shutdown().await;
     Ok(())
