@@ -5,8 +5,9 @@
 use rmq_client_core::ClientConfig;
 use rmq_grpc::{GrpcConfig, GrpcCredentials};
 
-/// A [`GrpcConfig`] for the proxy at `endpoint` that signs with the
-/// client configuration's credentials and speaks TLS when it does.
+/// A [`GrpcConfig`] for the proxy at `endpoint` with the client
+/// configuration's request timeout, that signs with its credentials and
+/// speaks TLS when it does.
 ///
 /// # Errors
 ///
@@ -14,7 +15,7 @@ use rmq_grpc::{GrpcConfig, GrpcCredentials};
 /// or TLS is asked for by a build without this crate's `tls` feature (no
 /// silent plaintext).
 pub fn grpc_config(endpoint: &str, client: &ClientConfig) -> rmq_grpc::Result<GrpcConfig> {
-    let mut grpc = GrpcConfig::new(endpoint)?;
+    let mut grpc = GrpcConfig::new(endpoint)?.with_request_timeout(client.request_timeout());
     if let Some(c) = client.credentials() {
         let mut creds = GrpcCredentials::new(c.access_key(), c.secret_key())?;
         if let Some(token) = c.security_token() {

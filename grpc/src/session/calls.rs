@@ -8,6 +8,10 @@ use super::{Session, duration, resource};
 use crate::error::{Error, Result, check_status};
 use crate::proto;
 
+/// The proxy's shortest long poll (its `grpcClientConsumerMinLongPollingTimeoutMillis`
+/// default): a shorter one asked for is held this long.
+const PROXY_MIN_LONG_POLLING: Duration = Duration::from_secs(5);
+
 impl Session {
     /// `QueryRoute`: the queues of `topic`.
     ///
@@ -132,8 +136,9 @@ impl Session {
 
     /// `ReceiveMessage` (server streaming): the messages of one long poll,
     /// collected until the stream ends. Not retried (a retry could only
-    /// hide more messages); the deadline is the long-polling time plus the
-    /// request timeout. `MESSAGE_NOT_FOUND` is an empty answer.
+    /// hide more messages); the deadline is the long-polling time (at least
+    /// the proxy's minimum, 5 s) plus the request timeout.
+    /// `MESSAGE_NOT_FOUND` is an empty answer.
     ///
     /// # Errors
     ///
@@ -154,7 +159,11 @@ impl Session {
             }
         }
         req.long_polling_timeout = Some(duration(long_polling));
-        let deadline = long_polling.saturating_add(self.inner.config.request_timeout);
+        // The proxy holds a poll at least its minimum (and refuses one whose
+        // deadline leaves less than that), whatever was asked.
+        let deadline = long_polling
+            .max(PROXY_MIN_LONG_POLLING)
+            .saturating_add(self.inner.config.request_timeout);
         let mut request = self.inner.request(req);
         request.set_timeout(deadline);
         let mut client = self.inner.client.clone();
