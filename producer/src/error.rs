@@ -328,6 +328,53 @@ impl Error {
     }
 }
 
+impl rmq_error::Classify for Error {
+    /// The kind of the reason ([`Error::inner`]); `None` for a client-core,
+    /// protocol or proxy error, whose own kind decides.
+    fn level_kind(&self) -> Option<rmq_error::ErrorKind> {
+        use rmq_error::ErrorKind as K;
+        match self.inner() {
+            Error::Config(_) => Some(K::Config),
+            Error::InvalidMessage(_) | Error::BadQueueIndex { .. } => Some(K::InvalidArgument),
+            Error::NoWritableQueue { .. } => Some(K::Broker),
+            Error::Timeout { .. } => Some(K::Timeout),
+            Error::Unsupported { .. } | Error::TransportUnsupported(_) => Some(K::Unsupported),
+            Error::Shutdown => Some(K::Shutdown),
+            _ => None,
+        }
+    }
+
+    fn is_retryable(&self) -> bool {
+        Error::is_retryable(self)
+    }
+
+    fn is_timeout(&self) -> bool {
+        Error::is_timeout(self)
+    }
+
+    fn is_auth(&self) -> bool {
+        Error::is_auth(self)
+    }
+}
+
+impl rmq_error::Classify for InvalidMessage {
+    fn level_kind(&self) -> Option<rmq_error::ErrorKind> {
+        Some(rmq_error::ErrorKind::InvalidArgument)
+    }
+
+    fn is_retryable(&self) -> bool {
+        false
+    }
+
+    fn is_timeout(&self) -> bool {
+        false
+    }
+
+    fn is_auth(&self) -> bool {
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,5 +431,33 @@ mod tests {
         }
         .into();
         assert!(!illegal.is_retryable());
+    }
+
+    #[test]
+    fn send_errors_are_classified_by_their_cause() {
+        let e: rmq_error::Error = Error::Send {
+            topic: "t".into(),
+            attempts: 1,
+            source: Box::new(rmq_client_core::Error::RouteNotFound { topic: "t".into() }.into()),
+            unsent: Unsent::Batch(vec![]),
+        }
+        .into();
+        assert_eq!(e.kind(), rmq_error::ErrorKind::TopicNotFound);
+        let text = e.to_string();
+        assert_eq!(text.matches("no route for topic").count(), 1, "{text}");
+        assert!(
+            text.starts_with("cannot send a batch of 0 messages"),
+            "{text}"
+        );
+
+        let e: rmq_error::Error = Error::Send {
+            topic: "t".into(),
+            attempts: 0,
+            source: Box::new(InvalidMessage::EmptyBody.into()),
+            unsent: Unsent::Message(Box::new(Message::new("t", ""))),
+        }
+        .into();
+        assert_eq!(e.kind(), rmq_error::ErrorKind::InvalidArgument);
+        assert!(!e.is_retryable());
     }
 }

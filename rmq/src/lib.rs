@@ -2,9 +2,13 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod error;
+#[doc(inline)]
+pub use rmq_error::{Error, ErrorExt, ErrorKind, Result};
 
-pub use error::{Error, ErrorExt, ErrorKind, Result};
+/// The error type's crate: [`Error`], [`ErrorKind`], [`ErrorExt`] and the
+/// [`Classify`](error::Classify) trait the layers implement for their
+/// errors.
+pub use rmq_error as error;
 
 pub use rmq_client_core as client_core;
 pub use rmq_protocol as protocol;
