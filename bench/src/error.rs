@@ -24,7 +24,7 @@ pub(crate) enum BenchError {
         what: String,
         /// The producer error.
         #[source]
-        source: rmq_producer::Error,
+        source: rmq_error::Error,
     },
     /// The push consumer failed.
     #[error("{what}: {source}")]

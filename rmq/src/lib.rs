@@ -85,7 +85,8 @@ feature_items! { "producer":
     pub use rmq_producer::select_by_hash;
     pub use rmq_producer::{
         InvalidMessage, JavaHashCode, ProducerConfig, TransactionListener, TransactionProducer,
-        TransactionProducerBuilder, TransactionState, Unsent, hash_index, transaction_fn,
+        TransactionProducerBuilder, TransactionState, Unsent, UnsentExt, hash_index,
+        transaction_fn,
     };
     #[doc = include_str!("docs/producer_event.md")]
     pub use rmq_producer::{ProducerEvent, ProducerState};
@@ -184,8 +185,8 @@ pub mod prelude {
     pub use crate::{LitePullConsumer, PullConsumer, PullStatus};
     #[cfg(feature = "producer")]
     pub use crate::{
-        Producer, TransactionListener, TransactionProducer, TransactionState, select_by_hash,
-        transaction_fn,
+        Producer, TransactionListener, TransactionProducer, TransactionState, UnsentExt,
+        select_by_hash, transaction_fn,
     };
 }
 
