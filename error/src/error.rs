@@ -89,6 +89,13 @@ impl Error {
         self.class.auth
     }
 
+    /// Whether the producer, the consumer or the client was shut down
+    /// (`kind()` is [`ErrorKind::Shutdown`]): nothing more will come, a
+    /// reading loop ends.
+    pub fn is_shutdown(&self) -> bool {
+        self.class.kind == ErrorKind::Shutdown
+    }
+
     /// Whether a TLS certificate was rejected (by this client or by the
     /// server), anywhere in the cause chain.
     pub fn is_certificate_error(&self) -> bool {
@@ -219,6 +226,8 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::NameServerUnavailable);
         assert!(e.is_retryable());
         assert!(!e.is_timeout());
+        assert!(!e.is_shutdown());
+        assert!(Error::from(rmq_client_core::Error::Shutdown).is_shutdown());
         assert!(format!("{e:?}").contains("connection refused"));
         assert!(format!("{e:?}").ends_with("(kind: NameServerUnavailable)"));
         assert!(format!("{e:#?}").contains("NameServerUnavailable {"));
