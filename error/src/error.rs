@@ -96,6 +96,18 @@ impl Error {
         self.class.kind == ErrorKind::Shutdown
     }
 
+    /// Whether no name server answered (a start with `fail_fast`, or a call
+    /// that needed a route), anywhere in the cause chain: check the
+    /// name-server address and that the name server runs. `kind()` says
+    /// [`ErrorKind::NameServerUnavailable`], or [`ErrorKind::Timeout`] when
+    /// the name servers were silent.
+    pub fn is_name_server_unavailable(&self) -> bool {
+        matches!(
+            self.find_cause::<rmq_client_core::Error>(),
+            Some(rmq_client_core::Error::NameServerUnavailable { .. })
+        )
+    }
+
     /// Whether a TLS certificate was rejected (by this client or by the
     /// server), anywhere in the cause chain.
     pub fn is_certificate_error(&self) -> bool {
@@ -227,6 +239,7 @@ mod tests {
         assert!(e.is_retryable());
         assert!(!e.is_timeout());
         assert!(!e.is_shutdown());
+        assert!(e.is_name_server_unavailable());
         assert!(Error::from(rmq_client_core::Error::Shutdown).is_shutdown());
         assert!(format!("{e:?}").contains("connection refused"));
         assert!(format!("{e:?}").ends_with("(kind: NameServerUnavailable)"));
@@ -296,6 +309,8 @@ mod tests {
         .into();
         assert!(timed_out.is_timeout());
         assert_eq!(timed_out.kind(), ErrorKind::Timeout);
+        assert!(timed_out.is_name_server_unavailable());
+        assert!(!refused.is_name_server_unavailable());
         assert_eq!(timed_out.response_code(), None);
         assert!(!timed_out.is_certificate_error());
     }

@@ -63,11 +63,7 @@ async fn start_fails_fast_when_no_name_server_answers() {
                 .expect_err("no name server: the push consumer does not start");
             let took = started.elapsed();
             println!("push consumer, name server {namesrv}: failed in {took:?}: {e}");
-            assert!(
-                e.downcast_ref::<rmq_consumer_push::Error>()
-                    .is_some_and(rmq_consumer_push::Error::is_name_server_unavailable),
-                "{e:?}"
-            );
+            assert!(e.is_name_server_unavailable(), "{e:?}");
             assert!(
                 took < REQUEST_TIMEOUT + Duration::from_millis(500),
                 "{took:?}"
@@ -83,11 +79,7 @@ async fn start_fails_fast_when_no_name_server_answers() {
                 .expect_err("no name server: the lite consumer does not start");
             let took = started.elapsed();
             println!("lite consumer, name server {namesrv}: failed in {took:?}: {e}");
-            assert!(
-                e.downcast_ref::<rmq_consumer_pull::Error>()
-                    .is_some_and(rmq_consumer_pull::Error::is_name_server_unavailable),
-                "{e:?}"
-            );
+            assert!(e.is_name_server_unavailable(), "{e:?}");
             assert!(
                 took < REQUEST_TIMEOUT + Duration::from_millis(500),
                 "{took:?}"

@@ -95,7 +95,7 @@ macro_rules! group_setters {
 
             /// Whether `start` fails with
             /// [`Error::Client`](rmq_consumer_base::Error::Client)`(NameServerUnavailable)`
-            /// (`kind()` [`NameServerUnavailable`](rmq_error::ErrorKind::NameServerUnavailable))
+            /// ([`is_name_server_unavailable`](rmq_error::Error::is_name_server_unavailable))
             /// when no name server answers within the request timeout
             /// (default `true`). `false` starts anyway (reading begins once
             /// a name server answers) and reports it as
