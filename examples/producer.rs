@@ -70,11 +70,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match producer.send(Message::new("TBW102", "not allowed")).await {
         Ok(_) => println!("unexpected: sent to a reserved topic"),
         Err(e) => {
-            // The message comes back for a retry; `rmq::Error` prints the
-            // whole cause chain.
-            let message = e.unsent().cloned();
-            println!("refused as expected: {}", rmq::Error::from(e));
-            let _message = message;
+            // `rmq::Error` prints the whole cause chain; the message comes
+            // back for a retry (`UnsentExt`, in the prelude).
+            println!("refused as expected ({}): {e}", e.kind());
+            let _message = e.into_message();
         }
     }
 

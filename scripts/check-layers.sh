@@ -15,9 +15,10 @@ L0 = {"rmq-protocol"}
 L1 = L0 | {"rmq-remoting"}
 L2 = L1 | {"rmq-client-core", "rmq-grpc"}
 L3 = L2 | {"rmq-offset-store", "rmq-rebalance"}
-L4 = L3 | {"rmq-consumer-base"}
-L5 = L4 | {"rmq-producer", "rmq-consumer-push", "rmq-consumer-pull"}
-L6 = L5 | {"rmq"}
+L4 = L3 | {"rmq-error"}
+L5 = L4 | {"rmq-consumer-base"}
+L6 = L5 | {"rmq-producer", "rmq-consumer-push", "rmq-consumer-pull"}
+L7 = L6 | {"rmq"}
 ALLOWED = {
     # L0 wire types, no I/O
     "rmq-protocol": set(),
@@ -29,21 +30,23 @@ ALLOWED = {
     # L3
     "rmq-offset-store": L2,
     "rmq-rebalance": L2,
-    # L4 what every consumer shares
-    "rmq-consumer-base": L3,
-    # L5 producer and consumers
-    "rmq-producer": L3,
-    "rmq-consumer-push": L4,
-    "rmq-consumer-pull": L4,
-    # L6 the facade and the command line
-    "rmq": L5,
-    "rmq-cli": L6,
+    # L4 the one error type of the user-facing calls
+    "rmq-error": L3,
+    # L5 what every consumer shares
+    "rmq-consumer-base": L4,
+    # L6 producer and consumers
+    "rmq-producer": L4,
+    "rmq-consumer-push": L5,
+    "rmq-consumer-pull": L5,
+    # L7 the facade and the command line
+    "rmq": L6,
+    "rmq-cli": L7,
     # beside the layers: the in-process fake broker (published), dev and test crates
     "rmq-fake": L1,
-    "rmq-testkit": L6,
-    "rmq-tests-integration": L6 | {"rmq-testkit", "rmq-fake"},
-    "rmq-examples": L6 | {"rmq-testkit", "rmq-tests-integration", "rmq-fake"},
-    "rmq-bench": L6,
+    "rmq-testkit": L7,
+    "rmq-tests-integration": L7 | {"rmq-testkit", "rmq-fake"},
+    "rmq-examples": L7 | {"rmq-testkit", "rmq-tests-integration", "rmq-fake"},
+    "rmq-bench": L7,
 }
 TESTKIT_REQUIRED = {"rmq-protocol"}
 

@@ -24,7 +24,7 @@ pub(crate) enum BenchError {
         what: String,
         /// The producer error.
         #[source]
-        source: rmq_producer::Error,
+        source: rmq_error::Error,
     },
     /// The push consumer failed.
     #[error("{what}: {source}")]
@@ -33,7 +33,7 @@ pub(crate) enum BenchError {
         what: String,
         /// The consumer error.
         #[source]
-        source: Box<rmq_consumer_push::Error>,
+        source: Box<rmq_error::Error>,
     },
     /// The pull consumer failed.
     #[error("{what}: {source}")]
@@ -42,7 +42,7 @@ pub(crate) enum BenchError {
         what: String,
         /// The consumer error.
         #[source]
-        source: Box<rmq_consumer_pull::Error>,
+        source: Box<rmq_error::Error>,
     },
     /// A raw remoting call failed.
     #[error("{what}: {source}")]

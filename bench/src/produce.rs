@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use rmq_producer::{Message, Producer, TransactionProducer, TransactionState, transaction_fn};
+use rmq_producer::{
+    Message, Producer, TransactionProducer, TransactionState, UnsentExt, transaction_fn,
+};
 use tokio::sync::Semaphore;
 
 use crate::args::Flags;

@@ -98,12 +98,7 @@ macro_rules! from_layer {
     )*};
 }
 
-from_layer!(
-    rmq::client_core::Error,
-    rmq::producer::Error,
-    rmq::consumer_pull::Error,
-    rmq::consumer_push::Error
-);
+from_layer!(rmq::client_core::Error);
 
 /// `Result` with [`CliError`].
 pub(crate) type Result<T, E = CliError> = std::result::Result<T, E>;

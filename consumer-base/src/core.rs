@@ -127,8 +127,8 @@ impl ConsumerCore {
                     if options.fail_fast() {
                         return Err(Error::Client(e));
                     }
-                    warn!(group, error = %e, "no name server answers; starting anyway (fail_fast(false))");
-                    health.name_server(Some(e.to_string()));
+                    warn!(group, error = %rmq_protocol::ErrorChain(&e), "no name server answers; starting anyway (fail_fast(false))");
+                    health.name_server(Some(rmq_protocol::ErrorChain(&e).to_string()));
                     // The others would wait as long again.
                     break;
                 }

@@ -285,6 +285,37 @@ impl<K: Kind> Error<K> {
     }
 }
 
+impl<K: Kind> rmq_error::Classify for Error<K> {
+    /// `None` for a client-core, offset-store or proxy error (and a failed
+    /// pull), whose own kind decides.
+    fn level_kind(&self) -> Option<rmq_error::ErrorKind> {
+        use rmq_error::ErrorKind as E;
+        match self {
+            Error::Config(_) | Error::SubscriptionConflict { .. } => Some(E::Config),
+            Error::InvalidArgument(_)
+            | Error::NotAssigned { .. }
+            | Error::OffsetOutOfRange { .. } => Some(E::InvalidArgument),
+            Error::BrokerNotFound { .. } => Some(E::BrokerNotFound),
+            Error::PopNotSupported { .. } => Some(E::Unsupported),
+            Error::Shutdown => Some(E::Shutdown),
+            Error::StartOffset { source, .. } => source.level_kind(),
+            _ => None,
+        }
+    }
+
+    fn is_retryable(&self) -> bool {
+        Error::is_retryable(self)
+    }
+
+    fn is_timeout(&self) -> bool {
+        Error::is_timeout(self)
+    }
+
+    fn is_auth(&self) -> bool {
+        Error::is_auth(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +362,31 @@ mod tests {
             E::from_lookup(rmq_client_core::Error::Shutdown),
             E::Client(_)
         ));
+    }
+
+    #[test]
+    fn classified_by_the_variant_or_the_cause() {
+        use rmq_error::ErrorKind;
+        let q = MessageQueue::new("T", "b", 0);
+        let e: rmq_error::Error = E::BrokerNotFound {
+            broker_name: "b".into(),
+        }
+        .start_offset(&q)
+        .into();
+        assert_eq!(e.kind(), ErrorKind::BrokerNotFound);
+        assert!(e.is_retryable());
+        let e: rmq_error::Error =
+            E::Client(rmq_client_core::Error::RouteNotFound { topic: "T".into() }).into();
+        assert_eq!(e.kind(), ErrorKind::TopicNotFound);
+        assert_eq!(
+            e.to_string(),
+            "client call failed: no route for topic \"T\": create the topic or check the \
+             name-server address"
+        );
+        let e: rmq_error::Error = E::PopNotSupported { addr: "a:1".into() }.into();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        let e: rmq_error::Error = E::Shutdown.into();
+        assert_eq!(e.kind(), ErrorKind::Shutdown);
+        assert!(e.downcast_ref::<E>().is_some_and(E::is_shutdown));
     }
 }

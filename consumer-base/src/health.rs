@@ -43,7 +43,7 @@ pub enum ConsumerEvent {
     /// No name server answered (at start with `fail_fast(false)`, or at a
     /// rebalance).
     NameServerUnreachable {
-        /// The error, as text.
+        /// The error with its cause chain, as text.
         error: String,
     },
     /// A name server answered again after [`NameServerUnreachable`](Self::NameServerUnreachable).
@@ -263,7 +263,7 @@ impl Health {
         match failure {
             None => self.name_server(None),
             Some(e @ rmq_client_core::Error::NameServerUnavailable { .. }) => {
-                self.name_server(Some(e.to_string()));
+                self.name_server(Some(rmq_protocol::ErrorChain(e).to_string()));
             }
             Some(_) => {}
         }

@@ -22,7 +22,7 @@
 //! use rmq_consumer_pull::LitePullConsumer;
 //!
 //! # async fn store(_m: &rmq_consumer_pull::MessageExt) {}
-//! # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+//! # async fn demo() -> rmq_error::Result<()> {
 //! let consumer = LitePullConsumer::builder()
 //!     .group("analytics") // name servers default to NAMESRV_ADDR
 //!     .subscribe("clicks", "*")
@@ -38,6 +38,13 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! Every public call returns [`rmq_error::Error`] (`rmq::Error` in the
+//! facade), and the streams yield it: `kind()`, `is_retryable()`,
+//! `is_timeout()`, and a `Display` that prints the whole cause chain. It
+//! wraps this crate's detailed [`Error`]
+//! (`e.downcast_ref::<rmq_consumer_pull::Error>()`: the queue of a failed
+//! pull, ...), whose variants the methods' `# Errors` sections name.
 //!
 //! See `DESIGN.md` in the crate for the tasks, the buffer and the
 //! non-obvious behaviours.

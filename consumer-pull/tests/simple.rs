@@ -70,7 +70,12 @@ async fn four_x_broker_refuses_with_a_typed_error() {
             .start()
             .await
             .expect_err("a 4.x broker cannot pop");
-        assert!(err.is_pop_not_supported(), "{err:?}");
+        assert!(
+            err.downcast_ref::<rmq_consumer_pull::Error>()
+                .is_some_and(rmq_consumer_pull::Error::is_pop_not_supported),
+            "{err:?}"
+        );
+        assert_eq!(err.kind(), rmq_error::ErrorKind::Unsupported);
         assert!(err.to_string().contains("RocketMQ 5"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(10));
     })

@@ -18,7 +18,7 @@ use crate::stream::{DeliveryStream, StreamListener};
 /// name and default; [`start`](Self::start) validates everything first.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use std::time::Duration;
 /// use rmq_consumer_push::{ConsumeFrom, ConsumeResult, MessageModel, PushConsumer, listener_fn};
 ///
@@ -282,7 +282,7 @@ impl PushConsumerBuilder {
     /// # Errors
     ///
     /// [`Error::Config`](crate::Error::Config) naming the first bad setting.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> rmq_error::Result<()> {
         self.config.validate()
     }
 
@@ -300,7 +300,7 @@ impl PushConsumerBuilder {
     /// broadcasting offset directory is unusable. A subscribed topic
     /// without a route is not an error: it is logged and consumed once it
     /// exists.
-    pub async fn start(self, listener: impl MessageListener) -> Result<PushConsumer> {
+    pub async fn start(self, listener: impl MessageListener) -> rmq_error::Result<PushConsumer> {
         self.start_arc(Arc::new(listener)).await
     }
 
@@ -309,10 +309,20 @@ impl PushConsumerBuilder {
     /// # Errors
     ///
     /// As [`start`](Self::start).
-    pub async fn start_arc(mut self, listener: Arc<dyn MessageListener>) -> Result<PushConsumer> {
+    pub async fn start_arc(
+        mut self,
+        listener: Arc<dyn MessageListener>,
+    ) -> rmq_error::Result<PushConsumer> {
         self.config.orderly = false;
+        self.start_with(Listener::Concurrent(listener))
+            .await
+            .map_err(Into::into)
+    }
+
+    /// Validates and starts with `listener` (this crate's error).
+    async fn start_with(self, listener: Listener) -> Result<PushConsumer> {
         let (config, client) = self.into_parts()?;
-        Inner::start(config, client, Listener::Concurrent(listener)).await
+        Inner::start(config, client, listener).await
     }
 
     /// Starts a concurrent consumer whose messages come as a
@@ -327,7 +337,7 @@ impl PushConsumerBuilder {
     /// [`shutdown`](PushConsumer::shutdown).
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+    /// # async fn demo() -> rmq_error::Result<()> {
     /// use futures::StreamExt;
     /// use rmq_consumer_push::PushConsumer;
     ///
@@ -350,7 +360,7 @@ impl PushConsumerBuilder {
     /// # Errors
     ///
     /// As [`start`](Self::start).
-    pub async fn start_stream(self) -> Result<(PushConsumer, DeliveryStream)> {
+    pub async fn start_stream(self) -> rmq_error::Result<(PushConsumer, DeliveryStream)> {
         let (listener, stream) = StreamListener::new(self.config.consume_concurrency);
         let shared = listener.shared().clone();
         let consumer = self.start(listener).await?;
@@ -373,7 +383,10 @@ impl PushConsumerBuilder {
     /// # Errors
     ///
     /// As [`start`](Self::start).
-    pub async fn start_orderly(self, listener: impl OrderlyListener) -> Result<PushConsumer> {
+    pub async fn start_orderly(
+        self,
+        listener: impl OrderlyListener,
+    ) -> rmq_error::Result<PushConsumer> {
         self.start_orderly_arc(Arc::new(listener)).await
     }
 
@@ -385,10 +398,11 @@ impl PushConsumerBuilder {
     pub async fn start_orderly_arc(
         mut self,
         listener: Arc<dyn OrderlyListener>,
-    ) -> Result<PushConsumer> {
+    ) -> rmq_error::Result<PushConsumer> {
         self.config.orderly = true;
-        let (config, client) = self.into_parts()?;
-        Inner::start(config, client, Listener::Orderly(listener)).await
+        self.start_with(Listener::Orderly(listener))
+            .await
+            .map_err(Into::into)
     }
 }
 
@@ -480,8 +494,13 @@ mod tests {
                 Box::pin(async { crate::ConsumeResult::Success })
             }))
             .await;
-        match r {
-            Err(Error::Config(m)) => assert!(m.contains("no subscription")),
+        let e = match r {
+            Err(e) => e,
+            Ok(_) => panic!("expected a config error"),
+        };
+        assert_eq!(e.kind(), rmq_error::ErrorKind::Config);
+        match e.downcast_ref::<Error>() {
+            Some(Error::Config(m)) => assert!(m.contains("no subscription")),
             other => panic!("expected a config error, got {other:?}"),
         }
     }

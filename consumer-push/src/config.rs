@@ -288,7 +288,12 @@ impl PushConsumerConfig {
     /// # Errors
     ///
     /// [`Error::Config`] describing the setting and the allowed values.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> rmq_error::Result<()> {
+        self.validate_detailed().map_err(Into::into)
+    }
+
+    /// [`validate`](Self::validate) with this crate's error.
+    pub(crate) fn validate_detailed(&self) -> Result<()> {
         self.options.validate().map_err(config)?;
         if self.pop_mode {
             self.validate_pop()?;
@@ -420,7 +425,7 @@ mod tests {
     }
 
     fn err(c: &PushConsumerConfig) -> String {
-        match c.validate() {
+        match c.validate_detailed() {
             Err(Error::Config(m)) => m,
             other => panic!("expected a config error, got {other:?}"),
         }

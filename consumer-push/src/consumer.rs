@@ -7,7 +7,6 @@ use rmq_consumer_base::DropGuard;
 
 use crate::builder::PushConsumerBuilder;
 use crate::config::PushConsumerConfig;
-use crate::error::Result;
 use crate::inner::Inner;
 use crate::inspect::QueueSnapshot;
 
@@ -80,8 +79,8 @@ impl PushConsumer {
     /// [`Error::OffsetStore`](crate::Error::OffsetStore) when some offsets could not be persisted
     /// (everything else was still shut down); the next consumer then
     /// starts from the previously stored offsets (duplicates, never loss).
-    pub async fn shutdown(&self) -> Result<()> {
+    pub async fn shutdown(&self) -> rmq_error::Result<()> {
         let inner = self.inner();
-        inner.core.shutdown(inner.stop()).await
+        inner.core.shutdown(inner.stop()).await.map_err(Into::into)
     }
 }

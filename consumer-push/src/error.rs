@@ -11,13 +11,16 @@ impl rmq_consumer_base::Kind for PushConsumerKind {
 }
 
 /// Errors of the push consumer (the variants are
-/// [`rmq_consumer_base::Error`]'s). Ask questions with
-/// [`is_retryable`](rmq_consumer_base::Error::is_retryable) and
+/// [`rmq_consumer_base::Error`]'s): what the public methods' [`rmq_error::Error`]
+/// wraps (`e.downcast_ref::<rmq_consumer_push::Error>()`). Ask questions
+/// with [`is_retryable`](rmq_consumer_base::Error::is_retryable) and
 /// [`is_timeout`](rmq_consumer_base::Error::is_timeout) rather than
 /// matching variants.
 pub type Error = rmq_consumer_base::Error<PushConsumerKind>;
 
-/// `Result` with this crate's [`Error`] as the default error type.
+/// `Result` with this crate's [`Error`] as the default error type (what
+/// the consumer's own code passes around; its public methods return
+/// [`rmq_error::Result`]).
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

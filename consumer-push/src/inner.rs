@@ -89,7 +89,7 @@ impl Inner {
         client: ClientConfig,
         listener: Listener,
     ) -> Result<PushConsumer> {
-        config.validate()?;
+        config.validate_detailed()?;
         let retry = retry_topic(config.group());
         let clustering = config.message_model() == MessageModel::Clustering;
         let mut topics: Vec<String> = config

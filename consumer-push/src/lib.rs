@@ -5,7 +5,7 @@
 //! ```no_run
 //! use rmq_consumer_push::{ConsumeResult, PushConsumer, Retry, listener_fn};
 //!
-//! # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+//! # async fn demo() -> rmq_error::Result<()> {
 //! let consumer = PushConsumer::builder()
 //!     .group("orders-consumer") // name servers default to NAMESRV_ADDR
 //!     .subscribe("orders", "created || paid")
@@ -36,6 +36,12 @@
 //! it was consumed or handed back to the broker for a retry, and the
 //! committed offset is the smallest offset still held.
 //!
+//! Every public call returns [`rmq_error::Error`] (`rmq::Error` in the
+//! facade): `kind()`, `is_retryable()`, `is_timeout()`, and a `Display` that
+//! prints the whole cause chain. It wraps this crate's detailed [`Error`]
+//! (`e.downcast_ref::<rmq_consumer_push::Error>()`), whose variants the
+//! methods' `# Errors` sections name.
+//!
 //! # Orderly consumption
 //!
 //! [`PushConsumerBuilder::start_orderly`] with an [`OrderlyListener`]
@@ -47,7 +53,7 @@
 //! ```no_run
 //! use rmq_consumer_push::{OrderlyResult, PushConsumer, orderly_listener_fn};
 //!
-//! # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+//! # async fn demo() -> rmq_error::Result<()> {
 //! let consumer = PushConsumer::builder()
 //!     .group("ledger")
 //!     .subscribe("transfers", "*")

@@ -19,7 +19,7 @@ use crate::send::Sender;
 /// and default; [`start`](ProducerBuilder::start) validates everything.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_producer::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use std::time::Duration;
 /// use rmq_producer::Producer;
 ///
@@ -194,7 +194,12 @@ impl ProducerBuilder {
     /// client configuration is invalid (e.g. no name server and no
     /// `NAMESRV_ADDR`) or the group is already registered in this client
     /// instance.
-    pub async fn start(self) -> Result<Producer> {
+    pub async fn start(self) -> rmq_error::Result<Producer> {
+        self.start_detailed().await.map_err(Into::into)
+    }
+
+    /// [`start`](Self::start) with this crate's error.
+    async fn start_detailed(self) -> Result<Producer> {
         if let Some(endpoint) = &self.endpoint {
             self.config.validate()?;
             let client = self.client.clone().resolve()?;
@@ -311,13 +316,14 @@ mod tests {
     #[tokio::test]
     async fn start_rejects_bad_config_before_connecting() {
         let e = ProducerBuilder::default().start().await.unwrap_err();
-        assert!(matches!(e, Error::Config(_)), "{e}");
+        assert!(matches!(e.downcast_ref(), Some(Error::Config(_))), "{e}");
+        assert_eq!(e.kind(), rmq_error::ErrorKind::Config);
         let e = ProducerBuilder::default()
             .group("g")
             .send_timeout(Duration::ZERO)
             .start()
             .await
             .unwrap_err();
-        assert!(matches!(e, Error::Config(_)), "{e}");
+        assert!(matches!(e.downcast_ref(), Some(Error::Config(_))), "{e}");
     }
 }

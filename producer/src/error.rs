@@ -233,8 +233,62 @@ impl Unsent {
     }
 }
 
-/// `Result` with this crate's [`Error`] as the default error type.
+/// `Result` with this crate's [`Error`] as the default error type (what
+/// the producer's own code passes around; its public methods return
+/// [`rmq_error::Result`]).
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The message(s) a failed send hands back, taken from the
+/// [`rmq_error::Error`] the send methods return (it wraps an
+/// [`Error::Send`]): `use rmq_producer::UnsentExt` (in the facade,
+/// `rmq::prelude::*`) and call them on the error.
+///
+/// ```no_run
+/// # async fn demo(producer: rmq_producer::Producer) {
+/// use rmq_producer::{Message, UnsentExt};
+///
+/// if let Err(e) = producer.send(Message::new("orders", "created")).await {
+///     eprintln!("send failed: {e}");
+///     if let Some(msg) = e.into_message() {
+///         // the same message, with the UNIQ_KEY it was given: send it again later
+///         # let _ = msg;
+///     }
+/// }
+/// # }
+/// ```
+///
+/// The same without the trait: `e.downcast::<rmq_producer::Error>()` gives
+/// this crate's error back, whose [`Error::into_unsent`] takes them.
+pub trait UnsentExt: sealed::Sealed {
+    /// The message(s) a failed send hands back; `None` for an error that
+    /// is not a send's.
+    fn unsent(&self) -> Option<&Unsent>;
+
+    /// Takes the message(s) a failed send hands back.
+    fn into_unsent(self) -> Option<Unsent>;
+
+    /// Takes the message of a failed single-message send.
+    fn into_message(self) -> Option<Message>;
+}
+
+impl UnsentExt for rmq_error::Error {
+    fn unsent(&self) -> Option<&Unsent> {
+        self.downcast_ref::<Error>().and_then(Error::unsent)
+    }
+
+    fn into_unsent(self) -> Option<Unsent> {
+        self.downcast::<Error>().ok().and_then(Error::into_unsent)
+    }
+
+    fn into_message(self) -> Option<Message> {
+        self.downcast::<Error>().ok().and_then(Error::into_message)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for rmq_error::Error {}
+}
 
 impl Error {
     /// The reason behind an [`Error::Send`]; any other error itself.
@@ -325,6 +379,53 @@ impl Error {
     }
 }
 
+impl rmq_error::Classify for Error {
+    /// The kind of the reason ([`Error::inner`]); `None` for a client-core,
+    /// protocol or proxy error, whose own kind decides.
+    fn level_kind(&self) -> Option<rmq_error::ErrorKind> {
+        use rmq_error::ErrorKind as K;
+        match self.inner() {
+            Error::Config(_) => Some(K::Config),
+            Error::InvalidMessage(_) | Error::BadQueueIndex { .. } => Some(K::InvalidArgument),
+            Error::NoWritableQueue { .. } => Some(K::Broker),
+            Error::Timeout { .. } => Some(K::Timeout),
+            Error::Unsupported { .. } | Error::TransportUnsupported(_) => Some(K::Unsupported),
+            Error::Shutdown => Some(K::Shutdown),
+            _ => None,
+        }
+    }
+
+    fn is_retryable(&self) -> bool {
+        Error::is_retryable(self)
+    }
+
+    fn is_timeout(&self) -> bool {
+        Error::is_timeout(self)
+    }
+
+    fn is_auth(&self) -> bool {
+        Error::is_auth(self)
+    }
+}
+
+impl rmq_error::Classify for InvalidMessage {
+    fn level_kind(&self) -> Option<rmq_error::ErrorKind> {
+        Some(rmq_error::ErrorKind::InvalidArgument)
+    }
+
+    fn is_retryable(&self) -> bool {
+        false
+    }
+
+    fn is_timeout(&self) -> bool {
+        false
+    }
+
+    fn is_auth(&self) -> bool {
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,5 +482,55 @@ mod tests {
         }
         .into();
         assert!(!illegal.is_retryable());
+    }
+
+    #[test]
+    fn send_errors_are_classified_by_their_cause() {
+        let e: rmq_error::Error = Error::Send {
+            topic: "t".into(),
+            attempts: 1,
+            source: Box::new(rmq_client_core::Error::RouteNotFound { topic: "t".into() }.into()),
+            unsent: Unsent::Batch(vec![]),
+        }
+        .into();
+        assert_eq!(e.kind(), rmq_error::ErrorKind::TopicNotFound);
+        let text = e.to_string();
+        assert_eq!(text.matches("no route for topic").count(), 1, "{text}");
+        assert!(
+            text.starts_with("cannot send a batch of 0 messages"),
+            "{text}"
+        );
+
+        let e: rmq_error::Error = Error::Send {
+            topic: "t".into(),
+            attempts: 0,
+            source: Box::new(InvalidMessage::EmptyBody.into()),
+            unsent: Unsent::Message(Box::new(Message::new("t", ""))),
+        }
+        .into();
+        assert_eq!(e.kind(), rmq_error::ErrorKind::InvalidArgument);
+        assert!(!e.is_retryable());
+    }
+
+    #[test]
+    fn the_unified_error_hands_the_message_back() {
+        let msg = Message::new("t", "x");
+        let send = || Error::Send {
+            topic: "t".into(),
+            attempts: 1,
+            source: Box::new(Error::Shutdown),
+            unsent: Unsent::Message(Box::new(msg.clone())),
+        };
+        let e: rmq_error::Error = send().into();
+        assert_eq!(e.kind(), rmq_error::ErrorKind::Shutdown);
+        assert!(matches!(e.unsent(), Some(Unsent::Message(_))));
+        assert_eq!(e.into_message(), Some(msg.clone()));
+        let e: rmq_error::Error = send().into();
+        assert!(matches!(e.into_unsent(), Some(Unsent::Message(_))));
+        let other: rmq_error::Error = Error::Shutdown.into();
+        assert!(other.unsent().is_none());
+        assert_eq!(other.into_message(), None);
+        let client: rmq_error::Error = rmq_client_core::Error::Shutdown.into();
+        assert_eq!(client.into_unsent(), None);
     }
 }

@@ -5,7 +5,7 @@
 //! ```no_run
 //! use rmq_producer::{Message, Producer, select_by_hash};
 //!
-//! # async fn demo() -> Result<(), rmq_producer::Error> {
+//! # async fn demo() -> rmq_error::Result<()> {
 //! let producer = Producer::builder()
 //!     .group("orders-producer") // name servers default to NAMESRV_ADDR
 //!     .start()
@@ -34,9 +34,13 @@
 //! async [`TransactionListener`] makes a [`TransactionProducer`]
 //! (`send_in_transaction`, check-backs).
 //!
-//! A failed send returns an [`Error::Send`] that hands the message back
-//! ([`Error::into_message`]) with the `UNIQ_KEY` it was given, so a resend
-//! keeps its id. See `DESIGN.md` in the crate for the send path.
+//! Every public call returns [`rmq_error::Error`] (`rmq::Error` in the
+//! facade): `kind()`, `is_retryable()`, `is_timeout()`, and a `Display` that
+//! prints the whole cause chain. It wraps this crate's detailed [`Error`]
+//! (`e.downcast_ref::<rmq_producer::Error>()`), whose variants the methods'
+//! `# Errors` sections name. A failed send's error hands the message back
+//! ([`UnsentExt::into_message`]) with the `UNIQ_KEY` it was given, so a
+//! resend keeps its id. See `DESIGN.md` in the crate for the send path.
 #![warn(missing_docs)]
 
 mod batching;
@@ -62,7 +66,7 @@ pub use async_trait::async_trait;
 pub use batching::Batching;
 pub use builder::ProducerBuilder;
 pub use config::{DEFAULT_PRODUCER_GROUP, ProducerConfig};
-pub use error::{Error, InvalidMessage, Result, Unsent};
+pub use error::{Error, InvalidMessage, Result, Unsent, UnsentExt};
 pub use health::{ProducerEvent, ProducerState};
 pub use producer::Producer;
 pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};

@@ -31,7 +31,7 @@ use crate::telemetry::SendMetrics;
 /// done.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_producer::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use rmq_producer::{Message, Producer};
 ///
 /// let producer = Producer::builder().group("orders-producer").start().await?;
@@ -233,7 +233,13 @@ impl Producer {
     ///
     /// [`Error::Shutdown`], the route lookup's error, or [`Error::Timeout`]
     /// after the send timeout.
-    pub async fn publish_queues(&self, topic: &str) -> Result<Vec<MessageQueue>> {
+    pub async fn publish_queues(&self, topic: &str) -> rmq_error::Result<Vec<MessageQueue>> {
+        self.publish_queues_detailed(topic)
+            .await
+            .map_err(Into::into)
+    }
+
+    async fn publish_queues_detailed(&self, topic: &str) -> Result<Vec<MessageQueue>> {
         self.check_running()?;
         let sender = match &self.inner.backend {
             Backend::Remoting(sender) => sender,
@@ -266,7 +272,7 @@ impl Producer {
     /// None today: every step is best effort (a callback send still
     /// running after the grace period is logged, the unregistering is
     /// oneway). Later and concurrent calls return `Ok(())`.
-    pub async fn shutdown(&self) -> Result<()> {
+    pub async fn shutdown(&self) -> rmq_error::Result<()> {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return Ok(());
         }

@@ -96,7 +96,11 @@ async fn a_lone_send_waits_at_most_the_linger_and_shutdown_flushes() {
             // Refused because shutdown came first: then it must not be stored.
             Err(e) => {
                 assert!(
-                    matches!(e.inner(), rmq_producer::Error::Shutdown),
+                    matches!(
+                        e.downcast_ref::<rmq_producer::Error>()
+                            .map(rmq_producer::Error::inner),
+                        Some(rmq_producer::Error::Shutdown)
+                    ),
                     "unexpected error: {e}"
                 );
                 assert_eq!(stored.len(), 1);

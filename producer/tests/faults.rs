@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rmq_producer::{Error, Message, Producer};
+use rmq_producer::{Error, Message, Producer, UnsentExt};
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::env::Env;
 use rmq_testkit::proxy::{FaultProxy, Rule};
@@ -12,9 +12,9 @@ use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
 const SEND: RequestCode = RequestCode::SEND_MESSAGE_V2;
 const SEND_TIMEOUT: Duration = Duration::from_secs(2);
 
-fn attempts(e: &Error) -> u32 {
-    match e {
-        Error::Send { attempts, .. } => *attempts,
+fn attempts(e: &rmq_error::Error) -> u32 {
+    match e.downcast_ref::<Error>() {
+        Some(Error::Send { attempts, .. }) => *attempts,
         other => panic!("not a send error: {other:?}"),
     }
 }
@@ -128,7 +128,10 @@ async fn unreachable_name_server_fails_fast_with_a_clear_error() {
         assert!(started.elapsed() <= p.config().send_timeout() + Duration::from_millis(500));
         assert_eq!(attempts(&e), 0, "{e:?}");
         assert!(
-            matches!(e.inner(), Error::Client(_) | Error::Timeout { .. }),
+            matches!(
+                e.downcast_ref::<Error>().map(Error::inner),
+                Some(Error::Client(_) | Error::Timeout { .. })
+            ),
             "{e:?}"
         );
         let shown = rmq_producer_error_chain(&e);

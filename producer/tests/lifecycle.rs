@@ -83,7 +83,14 @@ async fn broker_lists_the_producer_until_shutdown() {
         }
 
         let e = p.send(Message::new(&topic, "late")).await.unwrap_err();
-        assert!(matches!(e.inner(), Error::Shutdown), "{e:?}");
+        assert!(
+            matches!(
+                e.downcast_ref::<Error>().map(Error::inner),
+                Some(Error::Shutdown)
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.kind(), rmq_error::ErrorKind::Shutdown);
         let (tx, rx) = tokio::sync::oneshot::channel();
         p.send_with_callback(Message::new(&topic, "late"), move |r| {
             let _ = tx.send(r.is_err());

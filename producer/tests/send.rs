@@ -403,7 +403,9 @@ async fn invalid_messages_are_refused_and_handed_back() {
         let topic = env.topic("invalid", 1).await;
         let p = env.producer_with(|b| b.max_message_size(1024)).await;
 
-        let check = |e: Error, what: &str| -> Message {
+        let check = |e: rmq_error::Error, what: &str| -> Message {
+            assert_eq!(e.kind(), rmq_error::ErrorKind::InvalidArgument, "{what}");
+            let e = detailed(e);
             let Error::Send { attempts, .. } = &e else {
                 panic!("{what}: not a send error: {e}");
             };
@@ -445,6 +447,7 @@ async fn invalid_messages_are_refused_and_handed_back() {
             .send_batch(vec![Message::new(&topic, "a"), Message::new("other", "b")])
             .await
             .unwrap_err();
+        let e = detailed(e);
         assert!(matches!(
             e.inner(),
             Error::InvalidMessage(InvalidMessage::Batch(_))
@@ -457,6 +460,7 @@ async fn invalid_messages_are_refused_and_handed_back() {
             .map(|_| Message::new(&topic, vec![1u8; 200]))
             .collect();
         let e = p.send_batch(big).await.unwrap_err();
+        let e = detailed(e);
         assert!(
             matches!(
                 e.inner(),
@@ -471,6 +475,7 @@ async fn invalid_messages_are_refused_and_handed_back() {
             )
             .await
             .unwrap_err();
+        let e = detailed(e);
         assert!(matches!(
             e.inner(),
             Error::InvalidMessage(InvalidMessage::QueueTopic { .. })
@@ -479,6 +484,7 @@ async fn invalid_messages_are_refused_and_handed_back() {
             .send_with_selector(Message::new(&topic, "x"), |qs, _| qs.len())
             .await
             .unwrap_err();
+        let e = detailed(e);
         assert!(
             matches!(e.inner(), Error::BadQueueIndex { index: 1, len: 1 }),
             "{e:?}"
@@ -486,7 +492,16 @@ async fn invalid_messages_are_refused_and_handed_back() {
 
         p.shutdown().await.expect("producer shutdown");
         let e = p.send(Message::new(&topic, "x")).await.unwrap_err();
+        let e = detailed(e);
         assert!(matches!(e.inner(), Error::Shutdown));
     })
     .await;
+}
+
+/// The producer's own error under the one a call returned.
+fn detailed(e: rmq_error::Error) -> Error {
+    match e.downcast::<Error>() {
+        Ok(e) => e,
+        Err(e) => panic!("not a producer error: {e:?}"),
+    }
 }

@@ -2,9 +2,13 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod error;
+#[doc(inline)]
+pub use rmq_error::{Error, ErrorExt, ErrorKind, Result};
 
-pub use error::{Error, ErrorExt, ErrorKind, Result};
+/// The error type's crate: [`Error`], [`ErrorKind`], [`ErrorExt`] and the
+/// [`Classify`](error::Classify) trait the layers implement for their
+/// errors.
+pub use rmq_error as error;
 
 pub use rmq_client_core as client_core;
 pub use rmq_protocol as protocol;
@@ -81,7 +85,8 @@ feature_items! { "producer":
     pub use rmq_producer::select_by_hash;
     pub use rmq_producer::{
         InvalidMessage, JavaHashCode, ProducerConfig, TransactionListener, TransactionProducer,
-        TransactionProducerBuilder, TransactionState, Unsent, hash_index, transaction_fn,
+        TransactionProducerBuilder, TransactionState, Unsent, UnsentExt, hash_index,
+        transaction_fn,
     };
     #[doc = include_str!("docs/producer_event.md")]
     pub use rmq_producer::{ProducerEvent, ProducerState};
@@ -180,8 +185,8 @@ pub mod prelude {
     pub use crate::{LitePullConsumer, PullConsumer, PullStatus};
     #[cfg(feature = "producer")]
     pub use crate::{
-        Producer, TransactionListener, TransactionProducer, TransactionState, select_by_hash,
-        transaction_fn,
+        Producer, TransactionListener, TransactionProducer, TransactionState, UnsentExt,
+        select_by_hash, transaction_fn,
     };
 }
 

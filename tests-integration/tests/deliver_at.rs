@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use rmq_consumer_push::{ConsumeResult, listener_fn};
-use rmq_producer::Message;
+use rmq_producer::{Message, UnsentExt};
 use rmq_tests_integration::consumer::ConsumerSpec;
 use rmq_tests_integration::{Env, TEST_TIMEOUT, within};
 
@@ -25,7 +25,12 @@ async fn delivery_time_is_honoured_on_5x_and_refused_on_4x() {
                 .send(Message::new(&topic, "later").deliver_after(Duration::from_secs(2)))
                 .await
                 .expect_err("a 4.9.x broker has no timer messages");
-            assert!(e.is_unsupported(), "typed: {e:?}");
+            assert_eq!(e.kind(), rmq_error::ErrorKind::Unsupported, "typed: {e:?}");
+            assert!(
+                e.downcast_ref::<rmq_producer::Error>()
+                    .is_some_and(rmq_producer::Error::is_unsupported),
+                "typed: {e:?}"
+            );
             assert!(!e.is_retryable());
             let text = rmq_protocol::ErrorChain(&e).to_string();
             assert!(text.contains("does not support delivery-time"), "{text}");

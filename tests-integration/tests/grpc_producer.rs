@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use rmq_consumer_pull::{PullConsumer, PullStatus};
-use rmq_producer::{Message, MessageExt, Producer, SendResult};
+use rmq_producer::{Message, MessageExt, Producer, SendResult, UnsentExt};
 use rmq_protocol::message::property;
 use rmq_testkit::client::within;
 use rmq_testkit::{broker, unique_name};
@@ -150,7 +150,11 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
             .await
             .unwrap_err();
         assert!(
-            matches!(e.inner(), rmq_producer::Error::TransportUnsupported(_)),
+            matches!(
+                e.downcast_ref::<rmq_producer::Error>()
+                    .map(rmq_producer::Error::inner),
+                Some(rmq_producer::Error::TransportUnsupported(_))
+            ),
             "{e:?}"
         );
 
@@ -167,7 +171,7 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
             .send(message(&topic, 3).with_delay_level(2))
             .await
             .unwrap_err();
-        assert!(format!("{:?}", e).contains("NotOverGrpc"), "{e:?}");
+        assert!(format!("{e:#?}").contains("NotOverGrpc"), "{e:#?}");
 
         producer.shutdown().await.expect("producer shutdown");
         pull.shutdown().await.expect("pull shutdown");

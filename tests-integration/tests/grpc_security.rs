@@ -57,7 +57,7 @@ fn producer_builder(endpoint: &str, config: ClientConfig) -> rmq_producer::Produ
 }
 
 /// Starts a producer with `config` and sends one message: the first error, if any.
-async fn start_and_send(endpoint: &str, config: ClientConfig, topic: &str) -> rmq_producer::Error {
+async fn start_and_send(endpoint: &str, config: ClientConfig, topic: &str) -> rmq_error::Error {
     match producer_builder(endpoint, config).start().await {
         Err(e) => e,
         Ok(p) => {
@@ -139,6 +139,7 @@ async fn wrong_secret_is_a_typed_auth_error() {
             chain(&e)
         );
         assert!(!e.is_retryable(), "{}", chain(&e));
+        assert_eq!(e.kind(), rmq_error::ErrorKind::Auth, "{}", chain(&e));
         assert!(
             started.elapsed() < REFUSED_WITHIN,
             "refused after {:?}",

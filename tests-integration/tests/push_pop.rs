@@ -58,7 +58,11 @@ async fn pop_mode_on_a_4x_broker_is_a_typed_error() {
             }))
             .await
             .expect_err("a 4.x broker cannot pop");
-        assert!(err.is_pop_not_supported(), "{err:?}");
+        assert!(
+            err.downcast_ref::<rmq_consumer_push::Error>()
+                .is_some_and(rmq_consumer_push::Error::is_pop_not_supported),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("RocketMQ 5"), "{err}");
         assert!(
             started.elapsed() < Duration::from_secs(10),

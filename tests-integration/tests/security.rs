@@ -13,7 +13,7 @@ use rmq_consumer_pull::{ConsumeFrom as PullFrom, LitePullConsumer, PullConsumer}
 use rmq_consumer_push::{
     ConsumeFrom, ConsumeResult, OrderlyResult, PushConsumer, listener_fn, orderly_listener_fn,
 };
-use rmq_producer::{Message, Producer};
+use rmq_producer::{Message, Producer, UnsentExt};
 use rmq_protocol::header::GetRouteInfoRequestHeader;
 use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
 use rmq_remoting::{ClientOptions, RemotingClient, TlsConfig};

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_producer::{InvalidMessage, Message, TransactionProducer, TransactionState};
+use rmq_producer::{InvalidMessage, Message, TransactionProducer, TransactionState, UnsentExt};
 use rmq_protocol::message::property;
 use rmq_tests_integration::tx::{
     self, GATED, Local, TxLog, first_check_within, producer_clients, recording_consumer,
@@ -280,8 +280,11 @@ async fn delayed_and_batched_transactional_sends_are_refused() {
                 .unwrap_err();
             assert!(
                 matches!(
-                    e.inner(),
-                    rmq_producer::Error::InvalidMessage(InvalidMessage::TransactionDelay { .. })
+                    e.downcast_ref::<rmq_producer::Error>()
+                        .map(rmq_producer::Error::inner),
+                    Some(rmq_producer::Error::InvalidMessage(
+                        InvalidMessage::TransactionDelay { .. }
+                    ))
                 ),
                 "{e:?}"
             );
@@ -296,10 +299,11 @@ async fn delayed_and_batched_transactional_sends_are_refused() {
         let e = producer.producer().send_batch(batch).await.unwrap_err();
         assert!(
             matches!(
-                e.inner(),
-                rmq_producer::Error::InvalidMessage(InvalidMessage::TransactionInBatch {
-                    index: 1
-                })
+                e.downcast_ref::<rmq_producer::Error>()
+                    .map(rmq_producer::Error::inner),
+                Some(rmq_producer::Error::InvalidMessage(
+                    InvalidMessage::TransactionInBatch { index: 1 }
+                ))
             ),
             "{e:?}"
         );

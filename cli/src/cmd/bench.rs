@@ -164,7 +164,7 @@ async fn read_back(
                     n += 1;
                     progress.set(n);
                 }
-                Ok(Some(Err(e))) => eprintln!("warning: {}", crate::error::report(&rmq::Error::from(e))),
+                Ok(Some(Err(e))) => eprintln!("warning: {}", crate::error::report(&e)),
                 Ok(None) | Err(_) => break,
             },
         }

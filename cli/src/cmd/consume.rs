@@ -193,7 +193,7 @@ async fn print_messages(consumer: &LitePullConsumer, args: &ReadArgs) -> Result<
                         Err(e) => return Err(e),
                     }
                 }
-                Some(Err(e)) => eprintln!("warning: {}", crate::error::report(&rmq::Error::from(e))),
+                Some(Err(e)) => eprintln!("warning: {}", crate::error::report(&e)),
                 None => break,
             },
             _ = flush.tick() => match out.flush() {

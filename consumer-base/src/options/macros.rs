@@ -15,7 +15,8 @@
 /// `config` of type `$config` whose field `options` is the
 /// [`GroupOptions`](crate::GroupOptions) (and, with `rebalance`, whose
 /// field `subscriptions` is a `Vec<Subscription>`); `$config` has a
-/// `validate` returning the crate's `Result` (`into_parts` returns the
+/// crate-visible `validate_detailed` returning the crate's `Result` (its
+/// public `validate` returns `rmq_error::Result`; `into_parts` returns the
 /// calling crate's `crate::Result`).
 #[allow(clippy::crate_in_macro_def)]
 #[macro_export]
@@ -33,7 +34,7 @@ macro_rules! group_setters {
             /// The validated settings and the client configuration: what
             /// starting needs.
             fn into_parts(self) -> crate::Result<($config, $crate::__private::ClientConfig)> {
-                self.config.validate()?;
+                self.config.validate_detailed()?;
                 Ok((self.config, self.client.resolve()?))
             }
 
@@ -94,6 +95,7 @@ macro_rules! group_setters {
 
             /// Whether `start` fails with
             /// [`Error::Client`](rmq_consumer_base::Error::Client)`(NameServerUnavailable)`
+            /// ([`is_name_server_unavailable`](rmq_error::Error::is_name_server_unavailable))
             /// when no name server answers within the request timeout
             /// (default `true`). `false` starts anyway (reading begins once
             /// a name server answers) and reports it as

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmq_client_core::ClientConfigSource;
 use rmq_protocol::MessageQueue;
 
-use crate::error::Result;
+use crate::error::unify;
 use crate::lite::config::LitePullConsumerConfig;
 use crate::lite::consumer::LitePullConsumer;
 use crate::lite::inner::Inner;
@@ -18,7 +18,7 @@ use crate::lite::inner::Inner;
 /// either can also be done after start.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use std::time::Duration;
 /// use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
 ///
@@ -145,9 +145,12 @@ impl LitePullConsumerBuilder {
     /// instance could not start or the group is already registered in this
     /// process; [`Error::OffsetStore`](crate::Error::OffsetStore) when the local offset store cannot be
     /// used.
-    pub async fn start(self) -> Result<LitePullConsumer> {
-        let (config, client) = self.into_parts()?;
-        Inner::start(config, client).await
+    pub async fn start(self) -> rmq_error::Result<LitePullConsumer> {
+        unify(async {
+            let (config, client) = self.into_parts()?;
+            Inner::start(config, client).await
+        })
+        .await
     }
 }
 
@@ -186,10 +189,10 @@ mod tests {
             .subscribe("T", "a || b")
             .subscribe("T", "*");
         assert_eq!(ok.config().subscriptions().len(), 1);
-        assert!(ok.config().validate().is_ok());
+        assert!(ok.config().validate_detailed().is_ok());
         let both = ok.clone().assign([MessageQueue::new("T", "b", 0)]);
         assert!(matches!(
-            both.config().validate(),
+            both.config().validate_detailed(),
             Err(Error::SubscriptionConflict { .. })
         ));
         for bad in [
@@ -203,7 +206,7 @@ mod tests {
             ok.clone().group(""),
         ] {
             assert!(
-                matches!(bad.config().validate(), Err(Error::Config(_))),
+                matches!(bad.config().validate_detailed(), Err(Error::Config(_))),
                 "{:?}",
                 bad.config()
             );
@@ -213,7 +216,7 @@ mod tests {
             LitePullConsumerBuilder::default()
                 .group("G")
                 .config()
-                .validate()
+                .validate_detailed()
                 .is_ok()
         );
     }

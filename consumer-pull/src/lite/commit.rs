@@ -5,7 +5,7 @@
 use rmq_offset_store::{PersistMode, ReadOffsetType};
 use rmq_protocol::{MessageExt, MessageQueue};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, unify};
 use crate::lite::consumer::LitePullConsumer;
 use crate::lite::inner;
 
@@ -19,13 +19,16 @@ impl LitePullConsumer {
     ///
     /// [`Error::OffsetStore`] when the store could not be asked;
     /// [`Error::Shutdown`].
-    pub async fn committed(&self, queue: &MessageQueue) -> Result<Option<i64>> {
-        let inner = self.running()?;
-        Ok(inner
-            .core
-            .offset_store()
-            .read_offset(queue, ReadOffsetType::MemoryFirstThenStore)
-            .await?)
+    pub async fn committed(&self, queue: &MessageQueue) -> rmq_error::Result<Option<i64>> {
+        unify(async {
+            let inner = self.running()?;
+            Ok(inner
+                .core
+                .offset_store()
+                .read_offset(queue, ReadOffsetType::MemoryFirstThenStore)
+                .await?)
+        })
+        .await
     }
 
     /// Commits, for every assigned queue, the offset after its last
@@ -38,9 +41,12 @@ impl LitePullConsumer {
     ///
     /// [`Error::OffsetStore`] naming the queues whose offsets were not
     /// stored; [`Error::Shutdown`].
-    pub async fn commit(&self) -> Result<()> {
-        let inner = self.running()?;
-        inner.commit(PersistMode::Sync).await
+    pub async fn commit(&self) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            inner.commit(PersistMode::Sync).await
+        })
+        .await
     }
 
     /// Commits one handed-out message (rdkafka `commit_message`): with
@@ -59,7 +65,7 @@ impl LitePullConsumer {
     /// [`seek`](Self::seek) of its queue changes nothing.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+    /// # async fn demo() -> rmq_error::Result<()> {
     /// use futures::StreamExt;
     /// use rmq_consumer_pull::LitePullConsumer;
     ///
@@ -95,7 +101,7 @@ impl LitePullConsumer {
     /// reads it again from the last committed offset);
     /// [`Error::OffsetStore`] when the offset was not stored;
     /// [`Error::Shutdown`].
-    pub async fn commit_message(&self, msg: &MessageExt) -> Result<()> {
+    pub async fn commit_message(&self, msg: &MessageExt) -> rmq_error::Result<()> {
         self.commit_messages(std::slice::from_ref(msg)).await
     }
 
@@ -106,27 +112,30 @@ impl LitePullConsumer {
     ///
     /// As [`commit_message`](Self::commit_message); a queue not assigned
     /// fails the call after the other queues' offsets were stored.
-    pub async fn commit_messages(&self, msgs: &[MessageExt]) -> Result<()> {
-        let inner = self.running()?;
-        let mut missing = None;
-        inner
-            .commit_marked(|buffer| {
-                let mut positions: Vec<(MessageQueue, i64)> = Vec::new();
-                for msg in msgs {
-                    let mq = queue_of(msg);
-                    match inner::marked(&mq, buffer.mark(&mq, msg.queue_offset)) {
-                        Ok(Some(p)) => match positions.iter_mut().find(|(q, _)| *q == p.0) {
-                            Some(slot) => slot.1 = p.1,
-                            None => positions.push(p),
-                        },
-                        Ok(None) => {}
-                        Err(e) => missing = Some(e),
+    pub async fn commit_messages(&self, msgs: &[MessageExt]) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            let mut missing = None;
+            inner
+                .commit_marked(|buffer| {
+                    let mut positions: Vec<(MessageQueue, i64)> = Vec::new();
+                    for msg in msgs {
+                        let mq = queue_of(msg);
+                        match inner::marked(&mq, buffer.mark(&mq, msg.queue_offset)) {
+                            Ok(Some(p)) => match positions.iter_mut().find(|(q, _)| *q == p.0) {
+                                Some(slot) => slot.1 = p.1,
+                                None => positions.push(p),
+                            },
+                            Ok(None) => {}
+                            Err(e) => missing = Some(e),
+                        }
                     }
-                }
-                Ok(positions)
-            })
-            .await?;
-        missing.map_or(Ok(()), Err)
+                    Ok(positions)
+                })
+                .await?;
+            missing.map_or(Ok(()), Err)
+        })
+        .await
     }
 
     /// Commits the next offset to read of each given queue (Java
@@ -144,23 +153,26 @@ impl LitePullConsumer {
     pub async fn commit_offsets(
         &self,
         offsets: impl IntoIterator<Item = (MessageQueue, i64)>,
-    ) -> Result<()> {
-        let inner = self.running()?;
-        let offsets: Vec<(MessageQueue, i64)> = offsets.into_iter().collect();
-        inner
-            .commit_marked(|buffer| {
-                if let Some((mq, _)) = offsets.iter().find(|(mq, _)| !buffer.contains(mq)) {
-                    return Err(Error::NotAssigned { queue: mq.clone() });
-                }
-                let mut positions = Vec::with_capacity(offsets.len());
-                for (mq, offset) in &offsets {
-                    if let Some(p) = inner::marked(mq, buffer.mark_below(mq, *offset))? {
-                        positions.push(p);
+    ) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            let offsets: Vec<(MessageQueue, i64)> = offsets.into_iter().collect();
+            inner
+                .commit_marked(|buffer| {
+                    if let Some((mq, _)) = offsets.iter().find(|(mq, _)| !buffer.contains(mq)) {
+                        return Err(Error::NotAssigned { queue: mq.clone() });
                     }
-                }
-                Ok(positions)
-            })
-            .await
+                    let mut positions = Vec::with_capacity(offsets.len());
+                    for (mq, offset) in &offsets {
+                        if let Some(p) = inner::marked(mq, buffer.mark_below(mq, *offset))? {
+                            positions.push(p);
+                        }
+                    }
+                    Ok(positions)
+                })
+                .await
+        })
+        .await
     }
 }
 

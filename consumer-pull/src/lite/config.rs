@@ -131,7 +131,12 @@ impl LitePullConsumerConfig {
     /// [`Error::Config`] describing the setting and the allowed values;
     /// [`Error::SubscriptionConflict`] when both `subscribe` and `assign`
     /// were used.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> rmq_error::Result<()> {
+        self.validate_detailed().map_err(Into::into)
+    }
+
+    /// [`validate`](Self::validate) with this crate's error.
+    pub(crate) fn validate_detailed(&self) -> Result<()> {
         let config = |s: String| Error::Config(s);
         self.options.validate().map_err(config)?;
         if !self.subscriptions.is_empty() && !self.assigned.is_empty() {

@@ -12,7 +12,7 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::time::Instant;
 use tracing::warn;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unify, unify_now};
 use crate::lite::assignment;
 use crate::lite::buffer::BufferStats;
 use crate::lite::builder::LitePullConsumerBuilder;
@@ -41,7 +41,7 @@ use crate::lite::stream::MessageStream;
 /// `queue_offset`).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use futures::StreamExt;
 /// use rmq_consumer_pull::LitePullConsumer;
 ///
@@ -109,7 +109,12 @@ impl LitePullConsumer {
     /// [`Error::SubscriptionConflict`] when the consumer uses `assign`;
     /// [`Error::Config`] for a bad topic name or an empty SQL expression;
     /// [`Error::Shutdown`].
-    pub async fn subscribe(&self, topic: &str, expression: impl Into<Expression>) -> Result<()> {
+    pub async fn subscribe(
+        &self,
+        topic: &str,
+        expression: impl Into<Expression>,
+    ) -> rmq_error::Result<()> {
+        unify(async {
         let inner = self.running()?;
         let sub = Subscription::new(topic, expression);
         sub.check().map_err(Error::Config)?;
@@ -126,6 +131,8 @@ impl LitePullConsumer {
         instance.send_heartbeat_now().await;
         inner.trigger.notify();
         Ok(())
+        })
+        .await
     }
 
     /// Stops reading `topic`: its queues are dropped (committing what was
@@ -134,24 +141,27 @@ impl LitePullConsumer {
     /// # Errors
     ///
     /// [`Error::Shutdown`].
-    pub async fn unsubscribe(&self, topic: &str) -> Result<()> {
-        let inner = self.running()?;
-        let _ops = inner.ops.lock().await;
-        let queues: Vec<MessageQueue> = {
-            let mut st = inner.state();
-            st.subscriptions.remove(topic);
-            st.buffer
-                .queues()
-                .into_iter()
-                .filter(|mq| mq.topic == topic)
-                .collect()
-        };
-        for mq in &queues {
-            assignment::drop_queue(inner, mq).await;
-        }
-        inner.core.health().revoked(topic, &queues);
-        inner.core.instance().send_heartbeat_now().await;
-        Ok(())
+    pub async fn unsubscribe(&self, topic: &str) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            let _ops = inner.ops.lock().await;
+            let queues: Vec<MessageQueue> = {
+                let mut st = inner.state();
+                st.subscriptions.remove(topic);
+                st.buffer
+                    .queues()
+                    .into_iter()
+                    .filter(|mq| mq.topic == topic)
+                    .collect()
+            };
+            for mq in &queues {
+                assignment::drop_queue(inner, mq).await;
+            }
+            inner.core.health().revoked(topic, &queues);
+            inner.core.instance().send_heartbeat_now().await;
+            Ok(())
+        })
+        .await
     }
 
     /// Reads exactly `queues` from now on, without a group rebalance (Java
@@ -163,18 +173,24 @@ impl LitePullConsumer {
     ///
     /// [`Error::SubscriptionConflict`] when the consumer uses `subscribe`;
     /// [`Error::InvalidArgument`] for an empty set; [`Error::Shutdown`].
-    pub async fn assign(&self, queues: impl IntoIterator<Item = MessageQueue>) -> Result<()> {
-        let inner = self.running()?;
-        let mut queues: Vec<MessageQueue> = queues.into_iter().collect();
-        if queues.is_empty() {
-            return Err(Error::InvalidArgument(
-                "assign needs at least one queue".into(),
-            ));
-        }
-        queues.sort();
-        queues.dedup();
-        inner.set_mode(&mut inner.state(), Mode::Assign)?;
-        assignment::assign(inner, queues).await
+    pub async fn assign(
+        &self,
+        queues: impl IntoIterator<Item = MessageQueue>,
+    ) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            let mut queues: Vec<MessageQueue> = queues.into_iter().collect();
+            if queues.is_empty() {
+                return Err(Error::InvalidArgument(
+                    "assign needs at least one queue".into(),
+                ));
+            }
+            queues.sort();
+            queues.dedup();
+            inner.set_mode(&mut inner.state(), Mode::Assign)?;
+            assignment::assign(inner, queues).await
+        })
+        .await
     }
 
     /// The queues this consumer reads now, sorted.
@@ -204,26 +220,29 @@ impl LitePullConsumer {
     /// Cancel-safe: messages leave the buffer only in the final,
     /// synchronous step before `poll` returns, so a `poll` dropped in a
     /// `select!` loses nothing and hands out nothing.
-    pub async fn poll(&self, timeout: Duration) -> Result<Vec<MessageExt>> {
-        let inner = self.inner();
-        let deadline = Instant::now().checked_add(timeout);
-        let max = inner.config.poll_batch_size;
-        loop {
-            let notified = inner.msg_ready.notified();
-            tokio::pin!(notified);
-            // Register before looking: a wake-up after the look is not lost.
-            notified.as_mut().enable();
-            if let Some(ready) = inner.try_take(max) {
-                return ready;
+    pub async fn poll(&self, timeout: Duration) -> rmq_error::Result<Vec<MessageExt>> {
+        unify(async {
+            let inner = self.inner();
+            let deadline = Instant::now().checked_add(timeout);
+            let max = inner.config.poll_batch_size;
+            loop {
+                let notified = inner.msg_ready.notified();
+                tokio::pin!(notified);
+                // Register before looking: a wake-up after the look is not lost.
+                notified.as_mut().enable();
+                if let Some(ready) = inner.try_take(max) {
+                    return ready;
+                }
+                match deadline {
+                    Some(at) => tokio::select! {
+                        () = &mut notified => {}
+                        () = tokio::time::sleep_until(at) => return Ok(Vec::new()),
+                    },
+                    None => notified.await,
+                }
             }
-            match deadline {
-                Some(at) => tokio::select! {
-                    () = &mut notified => {}
-                    () = tokio::time::sleep_until(at) => return Ok(Vec::new()),
-                },
-                None => notified.await,
-            }
-        }
+        })
+        .await
     }
 
     /// A stream of the buffered messages, one at a time, with the same
@@ -252,9 +271,12 @@ impl LitePullConsumer {
     /// [`Error::OffsetOutOfRange`] outside `[min_offset, max_offset]`;
     /// [`Error::Client`] / [`Error::BrokerNotFound`] when the range could
     /// not be read; [`Error::Shutdown`].
-    pub async fn seek(&self, queue: &MessageQueue, offset: i64) -> Result<()> {
-        let inner = self.running()?;
-        assignment::seek(inner, queue, |_, _| Ok(offset)).await
+    pub async fn seek(&self, queue: &MessageQueue, offset: i64) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            assignment::seek(inner, queue, |_, _| Ok(offset)).await
+        })
+        .await
     }
 
     /// [`seek`](Self::seek) to the queue's min offset (Java `seekToBegin`).
@@ -262,9 +284,12 @@ impl LitePullConsumer {
     /// # Errors
     ///
     /// As [`seek`](Self::seek).
-    pub async fn seek_to_begin(&self, queue: &MessageQueue) -> Result<()> {
-        let inner = self.running()?;
-        assignment::seek(inner, queue, |min, _| Ok(min)).await
+    pub async fn seek_to_begin(&self, queue: &MessageQueue) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            assignment::seek(inner, queue, |min, _| Ok(min)).await
+        })
+        .await
     }
 
     /// [`seek`](Self::seek) to the queue's max offset, skipping everything
@@ -273,9 +298,12 @@ impl LitePullConsumer {
     /// # Errors
     ///
     /// As [`seek`](Self::seek).
-    pub async fn seek_to_end(&self, queue: &MessageQueue) -> Result<()> {
-        let inner = self.running()?;
-        assignment::seek(inner, queue, |_, max| Ok(max)).await
+    pub async fn seek_to_end(&self, queue: &MessageQueue) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.running()?;
+            assignment::seek(inner, queue, |_, max| Ok(max)).await
+        })
+        .await
     }
 
     /// Stops pulling and handing out messages of `queues` until
@@ -286,8 +314,8 @@ impl LitePullConsumer {
     ///
     /// [`Error::NotAssigned`] naming the first queue that is not assigned
     /// (then nothing is paused); [`Error::Shutdown`].
-    pub fn pause(&self, queues: &[MessageQueue]) -> Result<()> {
-        self.set_paused(queues, true)
+    pub fn pause(&self, queues: &[MessageQueue]) -> rmq_error::Result<()> {
+        unify_now(|| self.set_paused(queues, true))
     }
 
     /// Resumes paused `queues` (Java `resume`).
@@ -295,8 +323,8 @@ impl LitePullConsumer {
     /// # Errors
     ///
     /// As [`pause`](Self::pause).
-    pub fn resume(&self, queues: &[MessageQueue]) -> Result<()> {
-        self.set_paused(queues, false)
+    pub fn resume(&self, queues: &[MessageQueue]) -> rmq_error::Result<()> {
+        unify_now(|| self.set_paused(queues, false))
     }
 
     fn set_paused(&self, queues: &[MessageQueue], paused: bool) -> Result<()> {
@@ -341,8 +369,11 @@ impl LitePullConsumer {
     ///
     /// [`Error::OffsetStore`] when some offsets could not be persisted
     /// (everything else was still shut down).
-    pub async fn shutdown(&self) -> Result<()> {
-        let inner = self.inner();
-        inner.core.shutdown(inner.stop()).await
+    pub async fn shutdown(&self) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.inner();
+            inner.core.shutdown(inner.stop()).await
+        })
+        .await
     }
 }

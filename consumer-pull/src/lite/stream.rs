@@ -74,7 +74,7 @@ async fn next_item(inner: Arc<Inner>) -> Option<Result<MessageExt>> {
 }
 
 impl Stream for MessageStream {
-    type Item = Result<MessageExt>;
+    type Item = rmq_error::Result<MessageExt>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if self.done {
@@ -90,7 +90,7 @@ impl Stream for MessageStream {
                 if item.is_none() {
                     self.done = true;
                 }
-                Poll::Ready(item)
+                Poll::Ready(item.map(|r| r.map_err(Into::into)))
             }
             Poll::Pending => Poll::Pending,
         }

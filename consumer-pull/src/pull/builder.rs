@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmq_client_core::ClientConfigSource;
 use rmq_consumer_base::MaxReconsume;
 
-use crate::error::Result;
+use crate::error::unify;
 use crate::pull::config::PullConsumerConfig;
 use crate::pull::consumer::PullConsumer;
 use crate::pull::inner::Inner;
@@ -14,7 +14,7 @@ use crate::pull::inner::Inner;
 /// Builds and starts a [`PullConsumer`].
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use rmq_consumer_pull::PullConsumer;
 ///
 /// let pull = PullConsumer::builder()
@@ -84,9 +84,12 @@ impl PullConsumerBuilder {
     /// [`Error::Client`](crate::Error::Client) when the client instance could not start or the
     /// group is already registered in this process;
     /// [`Error::OffsetStore`](crate::Error::OffsetStore) when the local offset store cannot be used.
-    pub async fn start(self) -> Result<PullConsumer> {
-        let (config, client) = self.into_parts()?;
-        Inner::start(config, client).await
+    pub async fn start(self) -> rmq_error::Result<PullConsumer> {
+        unify(async {
+            let (config, client) = self.into_parts()?;
+            Inner::start(config, client).await
+        })
+        .await
     }
 }
 

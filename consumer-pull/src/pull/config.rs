@@ -57,7 +57,12 @@ impl PullConsumerConfig {
     /// # Errors
     ///
     /// [`Error::Config`] describing the setting and the allowed values.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> rmq_error::Result<()> {
+        self.validate_detailed().map_err(Into::into)
+    }
+
+    /// [`validate`](Self::validate) with this crate's error.
+    pub(crate) fn validate_detailed(&self) -> Result<()> {
         self.options.validate().map_err(Error::Config)?;
         for topic in &self.register_topics {
             names::check(NameKind::Topic, topic).map_err(|e| Error::Config(e.to_string()))?;

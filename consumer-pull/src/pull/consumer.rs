@@ -12,7 +12,7 @@ use rmq_consumer_base::{DropGuard, Expression, offsets};
 use rmq_offset_store::{PersistMode, ReadOffsetType};
 use rmq_protocol::{MessageExt, MessageQueue};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unify, unify_now};
 use crate::pull::builder::PullConsumerBuilder;
 use crate::pull::config::PullConsumerConfig;
 use crate::pull::inner::{Inner, Pull};
@@ -50,7 +50,7 @@ pub struct PullResult {
 /// [`shutdown`](Self::shutdown).
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use rmq_consumer_pull::PullConsumer;
 ///
 /// let pull = PullConsumer::builder().group("replay").start().await?;
@@ -108,12 +108,18 @@ impl PullConsumer {
     ///
     /// [`Error::Client`] when the topic has no route
     /// (`RouteNotFound`) or the name servers cannot be reached.
-    pub async fn fetch_subscribe_queues(&self, topic: &str) -> Result<Vec<MessageQueue>> {
-        let inner = self.check_running()?;
-        let route = inner.core.instance().refresh_route(topic).await?;
-        let mut queues = route.subscribe_queues().to_vec();
-        queues.sort();
-        Ok(queues)
+    pub async fn fetch_subscribe_queues(
+        &self,
+        topic: &str,
+    ) -> rmq_error::Result<Vec<MessageQueue>> {
+        unify(async {
+            let inner = self.check_running()?;
+            let route = inner.core.instance().refresh_route(topic).await?;
+            let mut queues = route.subscribe_queues().to_vec();
+            queues.sort();
+            Ok(queues)
+        })
+        .await
     }
 
     /// Pulls up to `max_nums` messages of `queue` from `offset`, answering at
@@ -139,15 +145,18 @@ impl PullConsumer {
         expression: impl Into<Expression>,
         offset: i64,
         max_nums: i32,
-    ) -> Result<PullResult> {
-        let inner = self.check_running()?;
-        let pull = Pull {
-            offset,
-            max: max_nums,
-            hold: None,
-            call_timeout: inner.config.pull_timeout,
-        };
-        inner.pull(queue, expression.into(), pull).await
+    ) -> rmq_error::Result<PullResult> {
+        unify(async {
+            let inner = self.check_running()?;
+            let pull = Pull {
+                offset,
+                max: max_nums,
+                hold: None,
+                call_timeout: inner.config.pull_timeout,
+            };
+            inner.pull(queue, expression.into(), pull).await
+        })
+        .await
     }
 
     /// Like [`pull`](Self::pull), but when there is no new message the
@@ -171,21 +180,24 @@ impl PullConsumer {
         offset: i64,
         max_nums: i32,
         timeout: Duration,
-    ) -> Result<PullResult> {
-        if timeout.is_zero() || timeout > MAX_HOLD {
-            return Err(Error::InvalidArgument(format!(
-                "pull_blocking timeout {timeout:?} must be positive and at most {MAX_HOLD:?}"
-            )));
-        }
-        let pull = Pull {
-            offset,
-            max: max_nums,
-            hold: Some(timeout),
-            call_timeout: timeout.saturating_add(PULL_TIMEOUT_OVERHEAD),
-        };
-        self.check_running()?
-            .pull(queue, expression.into(), pull)
-            .await
+    ) -> rmq_error::Result<PullResult> {
+        unify(async {
+            if timeout.is_zero() || timeout > MAX_HOLD {
+                return Err(Error::InvalidArgument(format!(
+                    "pull_blocking timeout {timeout:?} must be positive and at most {MAX_HOLD:?}"
+                )));
+            }
+            let pull = Pull {
+                offset,
+                max: max_nums,
+                hold: Some(timeout),
+                call_timeout: timeout.saturating_add(PULL_TIMEOUT_OVERHEAD),
+            };
+            self.check_running()?
+                .pull(queue, expression.into(), pull)
+                .await
+        })
+        .await
     }
 
     /// The queue's min offset (GET_MIN_OFFSET at its master).
@@ -193,9 +205,12 @@ impl PullConsumer {
     /// # Errors
     ///
     /// [`Error::BrokerNotFound`], [`Error::Client`].
-    pub async fn min_offset(&self, queue: &MessageQueue) -> Result<i64> {
-        let inner = self.check_running()?;
-        offsets::min_offset(inner.core.instance(), queue).await
+    pub async fn min_offset(&self, queue: &MessageQueue) -> rmq_error::Result<i64> {
+        unify(async {
+            let inner = self.check_running()?;
+            offsets::min_offset(inner.core.instance(), queue).await
+        })
+        .await
     }
 
     /// The queue's max offset: the offset the next message will get
@@ -204,9 +219,12 @@ impl PullConsumer {
     /// # Errors
     ///
     /// [`Error::BrokerNotFound`], [`Error::Client`].
-    pub async fn max_offset(&self, queue: &MessageQueue) -> Result<i64> {
-        let inner = self.check_running()?;
-        offsets::max_offset(inner.core.instance(), queue).await
+    pub async fn max_offset(&self, queue: &MessageQueue) -> rmq_error::Result<i64> {
+        unify(async {
+            let inner = self.check_running()?;
+            offsets::max_offset(inner.core.instance(), queue).await
+        })
+        .await
     }
 
     /// The offset of the first message of `queue` stored at or after
@@ -215,13 +233,20 @@ impl PullConsumer {
     /// # Errors
     ///
     /// [`Error::BrokerNotFound`], [`Error::Client`].
-    pub async fn search_offset(&self, queue: &MessageQueue, timestamp: SystemTime) -> Result<i64> {
-        let inner = self.check_running()?;
-        offsets::search_offset(
-            inner.core.instance(),
-            queue,
-            rmq_protocol::epoch_millis(timestamp),
-        )
+    pub async fn search_offset(
+        &self,
+        queue: &MessageQueue,
+        timestamp: SystemTime,
+    ) -> rmq_error::Result<i64> {
+        unify(async {
+            let inner = self.check_running()?;
+            offsets::search_offset(
+                inner.core.instance(),
+                queue,
+                rmq_protocol::epoch_millis(timestamp),
+            )
+            .await
+        })
         .await
     }
 
@@ -237,15 +262,18 @@ impl PullConsumer {
         &self,
         queue: &MessageQueue,
         from_store: bool,
-    ) -> Result<Option<i64>> {
-        let inner = self.check_running()?;
-        inner.ensure_heartbeat_for(queue).await;
-        let read = if from_store {
-            ReadOffsetType::ReadFromStore
-        } else {
-            ReadOffsetType::MemoryFirstThenStore
-        };
-        Ok(inner.core.offset_store().read_offset(queue, read).await?)
+    ) -> rmq_error::Result<Option<i64>> {
+        unify(async {
+            let inner = self.check_running()?;
+            inner.ensure_heartbeat_for(queue).await;
+            let read = if from_store {
+                ReadOffsetType::ReadFromStore
+            } else {
+                ReadOffsetType::MemoryFirstThenStore
+            };
+            Ok(inner.core.offset_store().read_offset(queue, read).await?)
+        })
+        .await
     }
 
     /// Sets the group's consume offset of `queue` (the next offset to
@@ -256,18 +284,24 @@ impl PullConsumer {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for a negative offset; [`Error::Shutdown`].
-    pub fn update_consume_offset(&self, queue: &MessageQueue, offset: i64) -> Result<()> {
-        let inner = self.check_running()?;
-        if offset < 0 {
-            return Err(Error::InvalidArgument(format!(
-                "offset {offset} is negative"
-            )));
-        }
-        inner
-            .core
-            .offset_store()
-            .update_offset(queue, offset, false);
-        Ok(())
+    pub fn update_consume_offset(
+        &self,
+        queue: &MessageQueue,
+        offset: i64,
+    ) -> rmq_error::Result<()> {
+        unify_now(|| {
+            let inner = self.check_running()?;
+            if offset < 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "offset {offset} is negative"
+                )));
+            }
+            inner
+                .core
+                .offset_store()
+                .update_offset(queue, offset, false);
+            Ok(())
+        })
     }
 
     /// Writes the in-memory consume offset of `queue` to the store now,
@@ -276,14 +310,17 @@ impl PullConsumer {
     /// # Errors
     ///
     /// [`Error::OffsetStore`] when the write failed.
-    pub async fn persist(&self, queue: &MessageQueue) -> Result<()> {
-        let inner = self.check_running()?;
-        inner.ensure_heartbeat_for(queue).await;
-        Ok(inner
-            .core
-            .offset_store()
-            .persist(queue, PersistMode::Sync)
-            .await?)
+    pub async fn persist(&self, queue: &MessageQueue) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.check_running()?;
+            inner.ensure_heartbeat_for(queue).await;
+            Ok(inner
+                .core
+                .offset_store()
+                .persist(queue, PersistMode::Sync)
+                .await?)
+        })
+        .await
     }
 
     /// Writes every in-memory consume offset to the store now, waiting for
@@ -293,9 +330,12 @@ impl PullConsumer {
     ///
     /// [`Error::OffsetStore`] naming the queues that failed (the others were
     /// stored).
-    pub async fn persist_all(&self) -> Result<()> {
-        let inner = self.check_running()?;
-        inner.persist_all(PersistMode::Sync).await
+    pub async fn persist_all(&self) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.check_running()?;
+            inner.persist_all(PersistMode::Sync).await
+        })
+        .await
     }
 
     /// Hands a message that could not be processed back to the broker for
@@ -314,9 +354,12 @@ impl PullConsumer {
     /// [`Error::Client`] when the broker refused or the call failed (Java
     /// then re-sends the message itself through a producer; this consumer
     /// leaves that to the application).
-    pub async fn send_back(&self, msg: &MessageExt, delay_level: i32) -> Result<()> {
-        let inner = self.check_running()?;
-        inner.send_back(msg, delay_level).await
+    pub async fn send_back(&self, msg: &MessageExt, delay_level: i32) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.check_running()?;
+            inner.send_back(msg, delay_level).await
+        })
+        .await
     }
 
     /// Stops the consumer: persists every in-memory consume offset
@@ -327,8 +370,11 @@ impl PullConsumer {
     ///
     /// [`Error::OffsetStore`] when some offsets could not be persisted
     /// (everything else was still shut down).
-    pub async fn shutdown(&self) -> Result<()> {
-        let inner = self.inner();
-        inner.core.shutdown(inner.stop()).await
+    pub async fn shutdown(&self) -> rmq_error::Result<()> {
+        unify(async {
+            let inner = self.inner();
+            inner.core.shutdown(inner.stop()).await
+        })
+        .await
     }
 }

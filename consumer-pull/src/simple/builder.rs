@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmq_client_core::ClientConfigSource;
 use rmq_consumer_base::{Expression, Subscription};
 
-use crate::error::Result;
+use crate::error::unify;
 use crate::simple::config::SimpleConsumerConfig;
 use crate::simple::consumer::SimpleConsumer;
 use crate::simple::grpc::GrpcInner;
@@ -15,7 +15,7 @@ use crate::simple::inner::Inner;
 /// Builds and starts a [`SimpleConsumer`].
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), rmq_consumer_pull::Error> {
+/// # async fn demo() -> rmq_error::Result<()> {
 /// use std::time::Duration;
 /// use rmq_consumer_pull::SimpleConsumer;
 /// use rmq_consumer_base::Expression;
@@ -93,15 +93,18 @@ impl SimpleConsumerBuilder {
     /// [`Error::PopNotSupported`](crate::Error::PopNotSupported) when a
     /// broker of a subscribed topic is older than 5.0,
     /// [`Error::Client`](crate::Error::Client) when the client cannot start.
-    pub async fn start(self) -> Result<SimpleConsumer> {
-        if let Some(endpoint) = self.endpoint.clone() {
-            self.config.validate()?;
-            let client = self.client.resolve()?;
-            let inner = GrpcInner::start(self.config, &endpoint, &client).await?;
-            return Ok(SimpleConsumer::new_grpc(inner));
-        }
-        let (config, client) = self.into_parts()?;
-        Inner::start(config, client).await
+    pub async fn start(self) -> rmq_error::Result<SimpleConsumer> {
+        unify(async {
+            if let Some(endpoint) = self.endpoint.clone() {
+                self.config.validate_detailed()?;
+                let client = self.client.resolve()?;
+                let inner = GrpcInner::start(self.config, &endpoint, &client).await?;
+                return Ok(SimpleConsumer::new_grpc(inner));
+            }
+            let (config, client) = self.into_parts()?;
+            Inner::start(config, client).await
+        })
+        .await
     }
 
     /// Receive through the RocketMQ 5.x proxy at `endpoint` (`host:port`

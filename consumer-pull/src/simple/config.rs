@@ -56,7 +56,12 @@ impl SimpleConsumerConfig {
     /// # Errors
     ///
     /// [`Error::Config`] describing the setting and the allowed values.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> rmq_error::Result<()> {
+        self.validate_detailed().map_err(Into::into)
+    }
+
+    /// [`validate`](Self::validate) with this crate's error.
+    pub(crate) fn validate_detailed(&self) -> Result<()> {
         self.options.validate().map_err(Error::Config)?;
         for sub in &self.subscriptions {
             sub.check().map_err(Error::Config)?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::Stream;
 use rmq_consumer_base::{DropGuard, Expression, Guarded, Subscription};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, unify};
 use crate::simple::builder::SimpleConsumerBuilder;
 use crate::simple::config::{MAX_BATCH, SimpleConsumerConfig};
 use crate::simple::grpc::GrpcInner;
@@ -167,13 +167,16 @@ impl SimpleConsumer {
         &self,
         topic: impl Into<String>,
         expression: impl Into<Expression>,
-    ) -> Result<()> {
-        self.check_open()?;
-        let sub = Subscription::new(topic, expression);
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().subscribe(sub).await,
-            Backend::Grpc(g) => g.0.subscribe(sub).await,
-        }
+    ) -> rmq_error::Result<()> {
+        unify(async {
+            self.check_open()?;
+            let sub = Subscription::new(topic, expression);
+            match &self.backend {
+                Backend::Remoting(g) => g.inner().subscribe(sub).await,
+                Backend::Grpc(g) => g.0.subscribe(sub).await,
+            }
+        })
+        .await
     }
 
     /// Stops receiving from `topic`.
@@ -199,7 +202,22 @@ impl SimpleConsumer {
     /// no subscription, [`Error::PopNotSupported`] from a 4.x broker,
     /// [`Error::Client`] when the broker call failed (retryable ones say
     /// so), [`Error::Shutdown`].
-    pub async fn receive(&self, max: usize, invisible: Duration) -> Result<Vec<ReceivedMessage>> {
+    pub async fn receive(
+        &self,
+        max: usize,
+        invisible: Duration,
+    ) -> rmq_error::Result<Vec<ReceivedMessage>> {
+        self.receive_detailed(max, invisible)
+            .await
+            .map_err(Into::into)
+    }
+
+    /// [`receive`](Self::receive) with this crate's error.
+    async fn receive_detailed(
+        &self,
+        max: usize,
+        invisible: Duration,
+    ) -> Result<Vec<ReceivedMessage>> {
         self.check_open()?;
         if !(1..=MAX_BATCH).contains(&max) {
             return Err(Error::InvalidArgument(format!(
@@ -246,9 +264,12 @@ impl SimpleConsumer {
     ///
     /// [`Error::Client`] when the broker refused (an expired handle: the
     /// message came back already) or the call failed; [`Error::Shutdown`].
-    pub async fn ack(&self, message: impl AsRef<ReceiptHandle>) -> Result<()> {
-        self.check_open()?;
-        self.transport().ack(&[message.as_ref()]).await
+    pub async fn ack(&self, message: impl AsRef<ReceiptHandle>) -> rmq_error::Result<()> {
+        unify(async {
+            self.check_open()?;
+            self.transport().ack(&[message.as_ref()]).await
+        })
+        .await
     }
 
     /// Acks many messages in one request per broker (BATCH_ACK_MESSAGE).
@@ -257,13 +278,19 @@ impl SimpleConsumer {
     ///
     /// As [`ack`](Self::ack); on an error some brokers may have taken their
     /// acks.
-    pub async fn ack_batch<H: AsRef<ReceiptHandle>>(&self, messages: &[H]) -> Result<()> {
-        self.check_open()?;
-        if messages.is_empty() {
-            return Ok(());
-        }
-        let handles: Vec<&ReceiptHandle> = messages.iter().map(AsRef::as_ref).collect();
-        self.transport().ack(&handles).await
+    pub async fn ack_batch<H: AsRef<ReceiptHandle>>(
+        &self,
+        messages: &[H],
+    ) -> rmq_error::Result<()> {
+        unify(async {
+            self.check_open()?;
+            if messages.is_empty() {
+                return Ok(());
+            }
+            let handles: Vec<&ReceiptHandle> = messages.iter().map(AsRef::as_ref).collect();
+            self.transport().ack(&handles).await
+        })
+        .await
     }
 
     /// Hides a received message for `invisible` from now and answers its
@@ -278,16 +305,19 @@ impl SimpleConsumer {
         &self,
         message: impl AsRef<ReceiptHandle>,
         invisible: Duration,
-    ) -> Result<ReceiptHandle> {
-        self.check_open()?;
-        if invisible < MIN_INVISIBLE {
-            return Err(Error::InvalidArgument(format!(
-                "invisible duration {invisible:?} is below {MIN_INVISIBLE:?}"
-            )));
-        }
-        self.transport()
-            .change_invisible(message.as_ref(), invisible)
-            .await
+    ) -> rmq_error::Result<ReceiptHandle> {
+        unify(async {
+            self.check_open()?;
+            if invisible < MIN_INVISIBLE {
+                return Err(Error::InvalidArgument(format!(
+                    "invisible duration {invisible:?} is below {MIN_INVISIBLE:?}"
+                )));
+            }
+            self.transport()
+                .change_invisible(message.as_ref(), invisible)
+                .await
+        })
+        .await
     }
 
     /// The received messages as a stream: receives `batch` (1 to 32) at a
@@ -299,17 +329,17 @@ impl SimpleConsumer {
         &self,
         batch: usize,
         invisible: Duration,
-    ) -> impl Stream<Item = Result<ReceivedMessage>> + Send + 'static {
+    ) -> impl Stream<Item = rmq_error::Result<ReceivedMessage>> + Send + 'static {
         let state = (self.clone(), VecDeque::<ReceivedMessage>::new());
         futures::stream::unfold(state, move |(consumer, mut buffered)| async move {
             loop {
                 if let Some(m) = buffered.pop_front() {
                     return Some((Ok(m), (consumer, buffered)));
                 }
-                match consumer.receive(batch, invisible).await {
+                match consumer.receive_detailed(batch, invisible).await {
                     Ok(batch) => buffered.extend(batch),
                     Err(e) if e.is_shutdown() => return None,
-                    Err(e) => return Some((Err(e), (consumer, buffered))),
+                    Err(e) => return Some((Err(e.into()), (consumer, buffered))),
                 }
             }
         })
@@ -322,18 +352,21 @@ impl SimpleConsumer {
     /// # Errors
     ///
     /// None today; the signature leaves room.
-    pub async fn shutdown(&self) -> Result<()> {
-        match &self.backend {
-            Backend::Remoting(g) => {
-                let inner = g.inner();
-                inner.core().shutdown(inner.stop()).await
-            }
-            Backend::Grpc(g) => {
-                if g.0.cancel.is_cancelled() {
-                    return Ok(());
+    pub async fn shutdown(&self) -> rmq_error::Result<()> {
+        unify(async {
+            match &self.backend {
+                Backend::Remoting(g) => {
+                    let inner = g.inner();
+                    inner.core().shutdown(inner.stop()).await
                 }
-                g.0.stop().await
+                Backend::Grpc(g) => {
+                    if g.0.cancel.is_cancelled() {
+                        return Ok(());
+                    }
+                    g.0.stop().await
+                }
             }
-        }
+        })
+        .await
     }
 }

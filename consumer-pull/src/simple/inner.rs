@@ -125,7 +125,7 @@ impl Inner {
         let topic = sub.topic.clone();
         Subscription::upsert(&mut self.subs(), sub);
         if let Err(e) = self.core.instance().route(&topic).await {
-            warn!(group = self.core.group(), topic, error = %e, "no route for a topic yet");
+            warn!(group = self.core.group(), topic, error = %rmq_protocol::ErrorChain(&e), "no route for a topic yet");
         }
         self.core.instance().send_heartbeat_now().await;
         self.check_brokers_pop().await
@@ -173,7 +173,7 @@ impl Inner {
                         return Err(Error::PopNotSupported { addr });
                     }
                     Err(e) => {
-                        debug!(topic, addr, error = %e, "pop check failed; receive will tell")
+                        debug!(topic, addr, error = %rmq_protocol::ErrorChain(&e), "pop check failed; receive will tell")
                     }
                 }
             }
@@ -272,7 +272,7 @@ impl Inner {
         match sent {
             Ok(()) => {
                 if let Err(e) = self.ack_handles(&[handle]).await {
-                    warn!(msg_id = %msg.msg_id, error = %e, "ack after DLQ failed");
+                    warn!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "ack after DLQ failed");
                 }
                 info!(
                     group = self.core.group(),
@@ -281,7 +281,9 @@ impl Inner {
                     "message moved to the DLQ"
                 );
             }
-            Err(e) => warn!(msg_id = %msg.msg_id, error = %e, "moving a message to the DLQ failed"),
+            Err(e) => {
+                warn!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "moving a message to the DLQ failed")
+            }
         }
     }
 

@@ -145,7 +145,7 @@ impl Producer {
     /// # Errors
     ///
     /// An [`Error::Send`] handing the batch back.
-    pub async fn send_batch(&self, mut msgs: Vec<Message>) -> Result<SendResult> {
+    pub async fn send_batch(&self, mut msgs: Vec<Message>) -> rmq_error::Result<SendResult> {
         let retries = self.config().retry_times_when_send_failed;
         let obs = self
             .inner
@@ -167,6 +167,6 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        hand_back(outcome, Unsent::Batch(msgs))
+        hand_back(outcome, Unsent::Batch(msgs)).map_err(Into::into)
     }
 }

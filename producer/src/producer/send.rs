@@ -24,7 +24,12 @@ impl Producer {
     ///
     /// An [`Error::Send`] handing the message back: invalid message, no
     /// route, the last attempt's error, or [`Error::Timeout`].
-    pub async fn send(&self, msg: Message) -> Result<SendResult> {
+    pub async fn send(&self, msg: Message) -> rmq_error::Result<SendResult> {
+        self.send_detailed(msg).await.map_err(Into::into)
+    }
+
+    /// [`send`](Self::send) with this crate's error.
+    pub(crate) async fn send_detailed(&self, msg: Message) -> Result<SendResult> {
         let retries = self.config().retry_times_when_send_failed;
         self.send_retrying(msg, retries).await
     }
@@ -65,7 +70,7 @@ impl Producer {
     ///
     /// An [`Error::Send`] handing the message back when it could not be
     /// written.
-    pub async fn send_oneway(&self, mut msg: Message) -> Result<()> {
+    pub async fn send_oneway(&self, mut msg: Message) -> rmq_error::Result<()> {
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
@@ -90,7 +95,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg)))
+        hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
     /// Sends one message to `queue` (Java `send(msg, mq)`): one attempt, no
@@ -104,7 +109,7 @@ impl Producer {
         &self,
         mut msg: Message,
         queue: &MessageQueue,
-    ) -> Result<SendResult> {
+    ) -> rmq_error::Result<SendResult> {
         let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
@@ -134,7 +139,7 @@ impl Producer {
         .await;
         obs.finish(&outcome);
         crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg)))
+        hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
     /// Sends one message to the queue `select` picks from the topic's
@@ -146,7 +151,7 @@ impl Producer {
     /// `SelectMessageQueueByHash`):
     ///
     /// ```no_run
-    /// # async fn demo(producer: rmq_producer::Producer) -> Result<(), rmq_producer::Error> {
+    /// # async fn demo(producer: rmq_producer::Producer) -> rmq_error::Result<()> {
     /// use rmq_producer::{Message, select_by_hash};
     ///
     /// let order_id = "order-42";
@@ -160,7 +165,11 @@ impl Producer {
     /// As [`send`](Producer::send), and [`Error::BadQueueIndex`] for an index
     /// outside the list; [`Error::Unsupported`] for a producer of a proxy
     /// (it picks queues: use a message group for ordering).
-    pub async fn send_with_selector<F>(&self, mut msg: Message, select: F) -> Result<SendResult>
+    pub async fn send_with_selector<F>(
+        &self,
+        mut msg: Message,
+        select: F,
+    ) -> rmq_error::Result<SendResult>
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
@@ -201,7 +210,7 @@ impl Producer {
         .await;
         obs.finish(&outcome);
         crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg)))
+        hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
     /// Sends in the background and calls `callback` with the result (Java
@@ -214,20 +223,23 @@ impl Producer {
     /// [`Error::Send`]).
     pub fn send_with_callback<F>(&self, msg: Message, callback: F)
     where
-        F: FnOnce(Result<SendResult>) + Send + 'static,
+        F: FnOnce(rmq_error::Result<SendResult>) + Send + 'static,
     {
         if self.is_shutdown() {
-            callback(hand_back(
-                Outcome::failed(Error::Shutdown),
-                Unsent::Message(Box::new(msg)),
-            ));
+            callback(
+                hand_back(
+                    Outcome::failed(Error::Shutdown),
+                    Unsent::Message(Box::new(msg)),
+                )
+                .map_err(Into::into),
+            );
             return;
         }
         let producer = self.clone();
         let retries = self.config().retry_times_when_send_async_failed;
         self.inner.tasks.spawn(async move {
             let result = producer.send_retrying(msg, retries).await;
-            callback(result);
+            callback(result.map_err(Into::into));
         });
     }
 }

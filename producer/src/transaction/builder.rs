@@ -35,7 +35,7 @@ impl ProducerBuilder {
     /// [`TransactionProducer`].
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), rmq_producer::Error> {
+    /// # async fn demo() -> rmq_error::Result<()> {
     /// use rmq_producer::{Message, Producer, TransactionState, transaction_fn};
     ///
     /// let producer = Producer::builder()
@@ -179,7 +179,12 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
     /// this client instance, or a topic of [`topics`](Self::topics) has no
     /// route ([`rmq_client_core::Error::RouteNotFound`]: create the topic
     /// first).
-    pub async fn start(self) -> Result<TransactionProducer<A>> {
+    pub async fn start(self) -> rmq_error::Result<TransactionProducer<A>> {
+        self.start_detailed().await.map_err(Into::into)
+    }
+
+    /// [`start`](Self::start) with this crate's error.
+    async fn start_detailed(self) -> Result<TransactionProducer<A>> {
         self.validate()?;
         if self.producer.has_endpoint() {
             return self.start_grpc().await;
@@ -381,7 +386,7 @@ mod tests {
             )),
         ] {
             let e = b.start().await.unwrap_err();
-            assert!(matches!(e, Error::Config(_)), "{e}");
+            assert!(matches!(e.downcast_ref(), Some(Error::Config(_))), "{e}");
         }
     }
 }

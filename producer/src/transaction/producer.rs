@@ -12,7 +12,7 @@ use rmq_protocol::message::{parse_offset_msg_id, property};
 
 use super::check::{CheckPool, guarded};
 use super::listener::{TransactionListener, TransactionState};
-use crate::error::{Error, Result, Unsent};
+use crate::error::{Error, Unsent};
 use crate::msg_id::next_uniq_id;
 use crate::producer::Producer;
 use crate::validate::check_no_delay;
@@ -108,14 +108,15 @@ impl<A: Send + 'static> TransactionProducer<A> {
         &self,
         mut msg: Message,
         arg: A,
-    ) -> Result<(SendResult, TransactionState)> {
+    ) -> rmq_error::Result<(SendResult, TransactionState)> {
         if let Err(e) = check_no_delay(&msg) {
             return Err(Error::Send {
                 topic: msg.topic.clone(),
                 attempts: 0,
                 source: Box::new(e.into()),
                 unsent: Unsent::Message(Box::new(msg)),
-            });
+            }
+            .into());
         }
         let producer = &self.inner.producer;
         let group = producer.config().group();
@@ -124,7 +125,7 @@ impl<A: Send + 'static> TransactionProducer<A> {
         if msg.unique_key().is_none_or(str::is_empty) {
             msg.set_property(property::UNIQ_KEY, next_uniq_id());
         }
-        let sent = producer.send(msg.clone()).await?;
+        let sent = producer.send_detailed(msg.clone()).await?;
 
         let (state, remark) = if sent.status == SendStatus::SendOk {
             let (state, failure) = guarded(
@@ -198,7 +199,7 @@ impl<A: Send + 'static> TransactionProducer<A> {
     /// # Errors
     ///
     /// What [`Producer::shutdown`] returns.
-    pub async fn shutdown(&self) -> Result<()> {
+    pub async fn shutdown(&self) -> rmq_error::Result<()> {
         let grace = self.inner.producer.config().send_timeout();
         self.inner.checks.shutdown(grace).await;
         self.inner.producer.shutdown().await

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rmq_producer::{Message, Producer};
+use rmq_producer::{Message, Producer, UnsentExt};
 use rmq_protocol::RequestCode;
 use rmq_testkit::proxy::{FaultProxy, Rule};
 use rmq_tests_integration::child::{

@@ -153,7 +153,7 @@ pub(crate) async fn send_all(
 fn record(
     sent: &mut Sent,
     latency: &mut Latency,
-    result: std::result::Result<SendResult, rmq::producer::Error>,
+    result: rmq::Result<SendResult>,
     took: Duration,
     size: u64,
     print_each: bool,
@@ -172,7 +172,6 @@ fn record(
         }
         Err(e) => {
             sent.failed += 1;
-            let e = rmq::Error::from(e);
             if sent.failed <= FAILURES_SHOWN {
                 progress.suspend(|| eprintln!("send failed: {}", report(&e)));
             } else if sent.failed == FAILURES_SHOWN + 1 {
