@@ -26,6 +26,12 @@ impl ClientConfigSource {
         self.namesrv_addrs = Some(addrs);
     }
 
+    /// Whether a config or name servers were given (a builder whose other
+    /// transport, the 5.x proxy, takes neither checks this).
+    pub fn is_given(&self) -> bool {
+        self.config.is_some() || self.namesrv_addrs.is_some()
+    }
+
     /// The config given, else a default one with the name servers given,
     /// else the defaults ([`ClientConfig::from_parts`]).
     ///

@@ -74,6 +74,7 @@ mod concurrent;
 mod config;
 mod consumer;
 mod error;
+mod grpc;
 mod inner;
 mod inspect;
 mod macros;
