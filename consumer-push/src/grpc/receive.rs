@@ -20,6 +20,11 @@ use crate::telemetry::QueueMetrics;
 /// Logs one flow-control warning every this many pauses.
 const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
 
+/// Numbers the receive attempts of the process: an attempt id must not be
+/// another loop's (the broker answers a repeated id of a FIFO queue with
+/// the messages it popped for it).
+static ATTEMPTS: AtomicU64 = AtomicU64::new(0);
+
 /// A received message and what settles it.
 pub(crate) struct Received {
     pub(crate) msg: MessageExt,
@@ -156,7 +161,6 @@ pub(crate) struct ReceiveLoop {
     /// again (Java): the proxy answers a repeated attempt with what it
     /// popped for it.
     attempt_id: Option<String>,
-    attempts: u64,
     flow_controlled: u64,
 }
 
@@ -179,7 +183,6 @@ impl ReceiveLoop {
             filter,
             cancel,
             attempt_id: None,
-            attempts: 0,
             flow_controlled: 0,
         };
         inner
@@ -232,13 +235,12 @@ impl ReceiveLoop {
             }
         };
         let settings = inner.proxy_settings();
-        let attempts = &mut self.attempts;
         let client_id = inner.session.client_id();
         let attempt_id = self
             .attempt_id
             .get_or_insert_with(|| {
-                *attempts = attempts.wrapping_add(1);
-                format!("{client_id}-{}-{attempts}", rmq_client_core::now_ms())
+                let n = ATTEMPTS.fetch_add(1, Ordering::Relaxed);
+                format!("{client_id}-{n:x}")
             })
             .clone();
         let request = proto::ReceiveMessageRequest {
