@@ -255,6 +255,9 @@ async fn every_producer_kind_arrives_once_with_every_field() {
     .await;
 }
 
+/// A FIFO delivery: consumer, message group, seq, reconsume times.
+type Delivered = (usize, String, usize, i32);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
 async fn fifo_groups_in_order_across_three_orderly_consumers() {
@@ -265,8 +268,7 @@ async fn fifo_groups_in_order_across_three_orderly_consumers() {
     within(180, "FIFO across gRPC push consumers", async {
         let topic = typed_topic("GrpcPushFifoOrder", "FIFO").await;
         let group = orderly_group("grpc_push_fifo").await;
-        // (consumer, message group, seq, reconsume times) in delivery order.
-        let log: Arc<Mutex<Vec<(usize, String, usize, i32)>>> = Arc::default();
+        let log: Arc<Mutex<Vec<Delivered>>> = Arc::default();
         let changed = Arc::new(Notify::new());
         let mut consumers = Vec::new();
         for c in 0..3 {
