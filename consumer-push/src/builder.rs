@@ -390,7 +390,11 @@ impl PushConsumerBuilder {
     /// [`Error::OffsetStore`](crate::Error::OffsetStore) when the
     /// broadcasting offset directory is unusable. A subscribed topic
     /// without a route is not an error: it is logged and consumed once it
-    /// exists.
+    /// exists. With an [`endpoint`](Self::endpoint):
+    /// [`Error::Config`](crate::Error::Config) for a setting the proxy
+    /// decides (see there) or an invalid endpoint,
+    /// [`Error::Grpc`](crate::Error::Grpc) when the proxy cannot be
+    /// reached.
     pub async fn start(self, listener: impl MessageListener) -> Result<PushConsumer> {
         self.start_arc(Arc::new(listener)).await
     }
@@ -458,7 +462,11 @@ impl PushConsumerBuilder {
     /// 1 s) before anything later of its queue; after
     /// [`max_reconsume_times`](Self::max_reconsume_times) suspensions
     /// (default unlimited) a message goes to `%DLQ%<group>`. The offset
-    /// moves only past consumed messages.
+    /// moves only past consumed messages. Through the proxy
+    /// ([`endpoint`](Self::endpoint)) each message group is consumed in
+    /// order, the group must consume in order at the broker
+    /// (`consumeMessageOrderly`), and a suspended call is retried after the
+    /// proxy's backoff until the group's attempts are used up.
     ///
     /// # Errors
     ///

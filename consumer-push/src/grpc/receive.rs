@@ -190,12 +190,18 @@ impl ReceiveLoop {
             .spawn(async move { this.run().await }.instrument(span));
     }
 
+    /// Receives until the assignment's token is cancelled. A receive in
+    /// flight then still finishes and its messages are consumed (Java):
+    /// the proxy would otherwise keep what it popped for it with this
+    /// client; only shutdown drops it (the session's end gives those
+    /// messages back).
     async fn run(&mut self) {
         let cancel = self.cancel.clone();
+        let shutdown = self.inner.stop_receive.clone();
         while !cancel.is_cancelled() {
             let pause = tokio::select! {
                 pause = self.once() => pause,
-                () = cancel.cancelled() => break,
+                () = shutdown.cancelled() => break,
             };
             if pause > Duration::ZERO {
                 tokio::select! {
