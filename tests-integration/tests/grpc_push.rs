@@ -392,6 +392,7 @@ async fn reconsume_later_comes_back_once_after_the_backoff() {
         let got = seen.deliveries(&id);
         assert_eq!(got[0].reconsume_times, 0);
         assert_eq!(got[1].reconsume_times, 1, "the second delivery is attempt 2");
+        assert_eq!(got[1].message.topic, topic, "the retry carries its topic");
         assert_eq!(got[1].message.body, sent.body);
         assert_eq!(got[1].message.tags(), sent.tags());
         assert_eq!(

@@ -9,6 +9,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+
 use rmq_grpc::{Receipt, Session, proto};
 use rmq_protocol::MessageExt;
 use tokio::sync::mpsc;
@@ -22,8 +25,10 @@ use super::receive::QueueState;
 
 /// Acks waiting for the acker (a full queue makes settling wait).
 const ACK_QUEUE: usize = 4096;
-/// Most acks in one `AckMessage` round.
+/// Most acks in one `AckMessage` request.
 const ACK_BATCH: usize = 256;
+/// Most `AckMessage` requests at once.
+const ACKS_IN_FLIGHT: usize = 4;
 /// Rounds of a settling call that keeps failing with a retryable error
 /// (each with the session's own retries).
 const ROUNDS: u32 = 5;
@@ -98,23 +103,16 @@ impl Acker {
 }
 
 /// Acks what comes, batching whatever is queued at that moment (no added
-/// latency); once stopped, acks what is still queued and ends.
+/// latency), with up to [`ACKS_IN_FLIGHT`] requests at once; once stopped,
+/// acks what is still queued and ends.
 async fn run_acker(
     session: &Session,
     group: &str,
     mut rx: mpsc::Receiver<Ack>,
     stop: &CancellationToken,
 ) {
-    let mut batch = Vec::with_capacity(ACK_BATCH);
-    loop {
-        let first = tokio::select! {
-            biased;
-            ack = rx.recv() => ack,
-            () = stop.cancelled() => None,
-        };
-        let Some(first) = first else {
-            break;
-        };
+    let take_batch = |rx: &mut mpsc::Receiver<Ack>, first: Ack| {
+        let mut batch = Vec::with_capacity(ACK_BATCH);
         batch.push(first);
         while batch.len() < ACK_BATCH {
             match rx.try_recv() {
@@ -122,15 +120,29 @@ async fn run_acker(
                 Err(_) => break,
             }
         }
-        ack_all(session, group, std::mem::take(&mut batch), stop).await;
+        batch
+    };
+    let mut running = FuturesUnordered::new();
+    loop {
+        tokio::select! {
+            biased;
+            Some(()) = running.next(), if !running.is_empty() => {}
+            ack = rx.recv(), if running.len() < ACKS_IN_FLIGHT => {
+                let Some(first) = ack else {
+                    break;
+                };
+                let batch = take_batch(&mut rx, first);
+                running.push(ack_all(session, group, batch, stop));
+            }
+            () = stop.cancelled() => break,
+        }
     }
     rx.close();
-    while let Ok(a) = rx.try_recv() {
-        batch.push(a);
+    while let Ok(first) = rx.try_recv() {
+        let batch = take_batch(&mut rx, first);
+        running.push(ack_all(session, group, batch, stop));
     }
-    if !batch.is_empty() {
-        ack_all(session, group, batch, stop).await;
-    }
+    while running.next().await.is_some() {}
     debug!("gRPC acker stopped");
 }
 
