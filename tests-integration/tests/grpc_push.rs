@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use rmq_consumer_push::{
     ConsumeFrom, ConsumeResult, ConsumerState, Error, MessageExt, OrderlyResult, PushConsumer,
-    listener_fn, orderly_listener_fn,
+    Retry, dlq_topic, listener_fn, orderly_listener_fn,
 };
 use rmq_producer::{Message, Producer};
 use rmq_protocol::message::property;
 use rmq_testkit::client::within;
+use rmq_testkit::env::Env;
 use rmq_testkit::grpc::{endpoint, orderly_group, typed_topic};
+use rmq_testkit::wait::poll_until;
 use rmq_testkit::{broker, unique_name};
 use tokio::sync::Notify;
 
@@ -462,6 +464,125 @@ async fn the_delivery_stream_over_grpc() {
         consumer.shutdown().await.expect("shutdown");
         assert!(deliveries.next().await.is_none(), "the stream ends");
         grpc.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
+
+/// The bodies in `%DLQ%<group>` (queue 0), once they are `expected`: the
+/// broker offers no event for a message stored in the DLQ.
+async fn wait_dlq(env: &Env, group: &str, expected: &[&str]) {
+    let dlq = dlq_topic(group);
+    poll_until(
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        "the messages in the DLQ",
+        || {
+            let dlq = dlq.clone();
+            async move {
+                if let Err(e) = env.admin.refresh_route(&dlq).await {
+                    return Err(format!("no DLQ route yet: {e}"));
+                }
+                let mut bodies: Vec<String> = env
+                    .pull_all(&dlq, 0)
+                    .await
+                    .iter()
+                    .map(|m| String::from_utf8_lossy(&m.body).into_owned())
+                    .collect();
+                bodies.sort();
+                if bodies == expected {
+                    Ok(())
+                } else {
+                    Err(format!("DLQ holds {bodies:?}"))
+                }
+            }
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
+async fn retry_dlq_forwards_to_the_dlq_and_the_group_goes_on() {
+    within(150, "gRPC push DLQ", async {
+        let env = Env::new().await;
+        let normal = typed_topic("GrpcPushDlq", "NORMAL").await;
+        let fifo = typed_topic("GrpcPushDlqFifo", "FIFO").await;
+        let normal_group = unique_name("grpc_push_dlq");
+        let fifo_group = orderly_group("grpc_push_dlq_fifo").await;
+        // A concurrent listener: "dlq" bodies fail and ask for the DLQ.
+        let start = |group: String, topic: String, seen: Arc<Seen>| async move {
+            PushConsumer::builder()
+                .group(group)
+                .endpoint(endpoint())
+                .subscribe(topic, "*")
+                .start(listener_fn(move |msgs, ctx| {
+                    let seen = seen.clone();
+                    for m in msgs {
+                        seen.record(m);
+                    }
+                    let failed = msgs.iter().any(|m| m.body.starts_with(b"dlq"));
+                    if failed {
+                        ctx.set_retry(Retry::Dlq);
+                    }
+                    Box::pin(async move {
+                        if failed {
+                            ConsumeResult::ReconsumeLater
+                        } else {
+                            ConsumeResult::Success
+                        }
+                    })
+                }))
+                .await
+                .expect("gRPC push consumer starts")
+        };
+        let seen = Arc::new(Seen::default());
+        let fifo_seen = Arc::new(Seen::default());
+        let consumer = start(normal_group.clone(), normal.clone(), seen.clone()).await;
+        let fifo_consumer = start(fifo_group.clone(), fifo.clone(), fifo_seen.clone()).await;
+        let grpc = grpc_producer().await;
+        let mut ids = Vec::new();
+        for body in ["ok-1", "dlq-2", "ok-3"] {
+            ids.push(
+                grpc.send(Message::new(&normal, body))
+                    .await
+                    .expect("send")
+                    .msg_id,
+            );
+        }
+        let mut fifo_ids = Vec::new();
+        for body in ["ok-0", "dlq-1", "ok-2", "ok-3"] {
+            let m = Message::new(&fifo, body).with_property(property::SHARDING_KEY, "one-group");
+            fifo_ids.push(grpc.send(m).await.expect("fifo send").msg_id);
+        }
+        seen.wait_for(&ids, 1).await;
+        fifo_seen.wait_for(&fifo_ids, 1).await;
+        wait_dlq(&env, &normal_group, &["dlq-2"]).await;
+        wait_dlq(&env, &fifo_group, &["dlq-1"]).await;
+        // The forwarded message was settled: its queue hands out the next one.
+        let m = Message::new(&fifo, "ok-4").with_property(property::SHARDING_KEY, "one-group");
+        fifo_ids.push(grpc.send(m).await.expect("fifo send").msg_id);
+        fifo_seen.wait_for(&fifo_ids, 1).await;
+        consumer.shutdown().await.expect("shutdown");
+        fifo_consumer.shutdown().await.expect("shutdown");
+        for id in &ids {
+            assert_eq!(
+                seen.deliveries(id).len(),
+                1,
+                "{id}: once, then acked or in the DLQ"
+            );
+        }
+        // The FIFO group went on after the DLQ, in order.
+        let order: Vec<String> = fifo_ids
+            .iter()
+            .map(|id| {
+                let d = fifo_seen.deliveries(id);
+                assert_eq!(d.len(), 1, "{id}");
+                String::from_utf8_lossy(&d[0].body).into_owned()
+            })
+            .collect();
+        assert_eq!(order, ["ok-0", "dlq-1", "ok-2", "ok-3", "ok-4"]);
+        grpc.shutdown().await.expect("producer shutdown");
+        env.shutdown().await;
     })
     .await;
 }
