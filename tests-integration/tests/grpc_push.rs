@@ -4,7 +4,9 @@
 //! FIFO message groups in order across three orderly consumers, a
 //! suspended message retried before the rest of its group; a
 //! `ReconsumeLater` delivered again after the proxy's backoff with
-//! reconsume times 1, then acked and never again. A gRPC-produced message
+//! reconsume times 1, then acked and never again; `Retry::Dlq` to the DLQ;
+//! the delivery stream; shutdown finishing the call in flight and giving
+//! back what was received but not consumed. A gRPC-produced message
 //! read by the remoting push consumer is `grpc_consumer.rs`'s. The proxy is
 //! `RMQ_PROXY_ENDPOINT`; 4.9.x has no proxy, so these are `#[ignore]`d and
 //! `scripts/test.sh` runs them on 5.x.
@@ -463,6 +465,89 @@ async fn the_delivery_stream_over_grpc() {
         assert_eq!(first, [0, 1]);
         consumer.shutdown().await.expect("shutdown");
         assert!(deliveries.next().await.is_none(), "the stream ends");
+        grpc.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
+async fn shutdown_finishes_the_call_in_flight_and_gives_back_the_rest() {
+    within(120, "gRPC push shutdown", async {
+        let topic = typed_topic("GrpcPushShutdown", "NORMAL").await;
+        let group = unique_name("grpc_push_shutdown");
+        let seen = Arc::new(Seen::default());
+        let started = Arc::new(Notify::new());
+        let finished: Arc<Mutex<Option<Instant>>> = Arc::default();
+        let (s, st, f) = (seen.clone(), started.clone(), finished.clone());
+        let consumer = PushConsumer::builder()
+            .group(&group)
+            .endpoint(endpoint())
+            .subscribe(&topic, "*")
+            .consume_concurrency(1)
+            .start(listener_fn(move |msgs, _ctx| {
+                let (s, st, f) = (s.clone(), st.clone(), f.clone());
+                Box::pin(async move {
+                    for m in msgs {
+                        s.record(m);
+                        if &m.body[..] == b"slow" {
+                            st.notify_one();
+                            tokio::time::sleep(Duration::from_secs(2)).await;
+                            *f.lock().expect("finished lock") = Some(Instant::now());
+                        }
+                    }
+                    ConsumeResult::Success
+                })
+            }))
+            .await
+            .expect("gRPC push consumer starts");
+        let grpc = grpc_producer().await;
+        let slow = grpc
+            .send(Message::new(&topic, "slow"))
+            .await
+            .expect("send")
+            .msg_id;
+        started.notified().await;
+        // Received while the only permit is taken: not consumed before the shutdown.
+        let mut queued = Vec::new();
+        for i in 0..3 {
+            let m = Message::new(&topic, format!("queued-{i}"));
+            queued.push(grpc.send(m).await.expect("send").msg_id);
+        }
+        consumer.shutdown().await.expect("shutdown");
+        let done = Instant::now();
+        let finished = finished
+            .lock()
+            .expect("finished lock")
+            .expect("the call in flight finished before the shutdown returned");
+        assert!(finished <= done);
+        // What the first member did not consume comes to the next one; what
+        // it consumed (acked at shutdown) does not.
+        let after = Arc::new(Seen::default());
+        let second = recording_consumer(&group, &[&topic], &after).await;
+        let first_consumed: Vec<String> = queued
+            .iter()
+            .filter(|id| !seen.deliveries(id).is_empty())
+            .cloned()
+            .collect();
+        let given_back: Vec<String> = queued
+            .iter()
+            .filter(|id| !first_consumed.contains(id))
+            .cloned()
+            .collect();
+        after.wait_for(&given_back, 1).await;
+        let quiet = tokio::time::sleep(Duration::from_secs(3));
+        tokio::select! {
+            () = quiet => {}
+            () = after.wait_for(std::slice::from_ref(&slow), 1) => panic!("the consumed message came back"),
+        }
+        println!(
+            "at shutdown: {} of {} queued consumed by the first member, {} given back",
+            first_consumed.len(),
+            queued.len(),
+            given_back.len()
+        );
+        second.shutdown().await.expect("shutdown");
         grpc.shutdown().await.expect("producer shutdown");
     })
     .await;
