@@ -100,14 +100,17 @@ async fn call(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Receiv
     let took = started.elapsed();
     let first_failed = first_failed(result, ctx.ack_index(), msgs.len());
     queue.metrics.consumed(took, msgs.len(), first_failed);
-    let settings = inner.proxy_settings();
+    let settings = (first_failed < msgs.len()).then(|| inner.proxy_settings());
     let retry = ctx.retry();
     for (i, (msg, receipt)) in msgs.into_iter().zip(receipts).enumerate() {
-        if i < first_failed {
-            inner.acker.ack(Ack::new(queue, msg, receipt)).await;
-        } else {
-            let what = on_failure(retry, &settings.backoff, receipt.delivery_attempt, false);
-            settle::failed(inner, queue, &msg, &receipt, what).await;
+        match &settings {
+            Some(s) if i >= first_failed => {
+                let what = on_failure(retry, &s.backoff, receipt.delivery_attempt, false);
+                settle::failed(inner, queue, &msg, &receipt, what).await;
+            }
+            _ => {
+                inner.acker.ack(Ack::new(queue, msg, receipt)).await;
+            }
         }
     }
 }

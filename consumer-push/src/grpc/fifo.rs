@@ -146,7 +146,6 @@ async fn run_group(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<R
             .zip(receipts)
             .map(|(msg, receipt)| Received { msg, receipt })
             .collect();
-        let settings = inner.proxy_settings();
         match verdict {
             Verdict::Keep => kept.append(&mut items),
             Verdict::Commit => {
@@ -159,7 +158,8 @@ async fn run_group(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<R
                 for r in kept.drain(..).rev() {
                     pending.push_front(r);
                 }
-                if !wait(inner, settings.backoff.delay(attempt)).await {
+                let delay = inner.proxy_settings().backoff.delay(attempt);
+                if !wait(inner, delay).await {
                     queue.release_all(pending.iter().map(|r| &r.msg));
                     return;
                 }
@@ -176,7 +176,8 @@ async fn run_group(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<R
                     .map(|r| r.receipt.delivery_attempt)
                     .max()
                     .unwrap_or(1);
-                match on_failure(retry, &settings.backoff, attempt, true) {
+                let backoff = &inner.proxy_settings().backoff;
+                match on_failure(retry, backoff, attempt, true) {
                     Failed::Dlq => {
                         for r in failed {
                             settle::failed(inner, queue, &r.msg, &r.receipt, Failed::Dlq).await;

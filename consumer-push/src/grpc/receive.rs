@@ -20,6 +20,10 @@ use crate::telemetry::QueueMetrics;
 /// Logs one flow-control warning every this many pauses.
 const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
 
+/// An empty receive answered faster than this did not long-poll: the
+/// next one waits a little.
+const EMPTY_AT_ONCE: Duration = Duration::from_millis(20);
+
 /// Numbers the receive attempts of the process: an attempt id must not be
 /// another loop's (the broker answers a repeated id of a FIFO queue with
 /// the messages it popped for it).
@@ -270,7 +274,12 @@ impl ReceiveLoop {
                 let took = started.elapsed();
                 if messages.is_empty() {
                     self.state.metrics.pulled(took, 0, -1);
-                    return Duration::ZERO;
+                    // A long poll answered at once with nothing: no tight loop.
+                    return if took < EMPTY_AT_ONCE {
+                        cfg.pull_delay_when_flow_control
+                    } else {
+                        Duration::ZERO
+                    };
                 }
                 // Delivered: the next receive is a new attempt.
                 self.attempt_id = None;
