@@ -172,3 +172,53 @@ pub(crate) async fn call_listener(
     );
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use rmq_protocol::Message;
+
+    use super::*;
+
+    fn item(queue_id: i32, offset: i64) -> Received {
+        Received {
+            msg: MessageExt {
+                message: Message::new("T", "b"),
+                queue_id,
+                queue_offset: offset,
+                ..MessageExt::default()
+            },
+            receipt: Receipt {
+                receipt_handle: String::new(),
+                delivery_attempt: 1,
+            },
+        }
+    }
+
+    #[test]
+    fn calls_take_one_queue_in_order() {
+        let items = vec![
+            item(2, 10),
+            item(0, 5),
+            item(2, 11),
+            item(0, 6),
+            item(2, 12),
+        ];
+        let calls: Vec<Vec<(i32, i64)>> = split(items, 2)
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|r| (r.msg.queue_id, r.msg.queue_offset))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [vec![(0, 5), (0, 6)], vec![(2, 10), (2, 11)], vec![(2, 12)]]
+        );
+        assert_eq!(
+            split(vec![item(1, 1), item(1, 2)], 0).len(),
+            2,
+            "at least one per call"
+        );
+    }
+}

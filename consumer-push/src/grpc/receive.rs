@@ -327,3 +327,43 @@ impl ReceiveLoop {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rmq_protocol::Message;
+
+    use super::*;
+
+    fn msg(body: &'static [u8]) -> MessageExt {
+        MessageExt {
+            message: Message::new("T", body),
+            ..MessageExt::default()
+        }
+    }
+
+    #[test]
+    fn held_messages_are_counted_until_settled() {
+        let q = QueueState::new(MessageQueue::new("T", "b", -1), QueueMetrics::noop());
+        q.hold(3, 30);
+        assert_eq!((q.count(), q.bytes()), (3, 30));
+        q.release(1, 10);
+        assert_eq!((q.count(), q.bytes()), (2, 20));
+        let given_back = [msg(b"0123456789"), msg(b"abcde")];
+        q.release_all(&given_back);
+        assert_eq!((q.count(), q.bytes()), (0, 5));
+        q.release(5, 100);
+        assert_eq!((q.count(), q.bytes()), (0, 0), "never below zero");
+
+        q.call_started();
+        let s = q.snapshot(Instant::now());
+        assert_eq!(s.in_flight, 1);
+        assert_eq!((s.committed_offset, s.locked), (None, None));
+        assert!(!s.dropped);
+        q.call_ended();
+        q.call_ended();
+        q.set_dropped();
+        let s = q.snapshot(Instant::now());
+        assert_eq!(s.in_flight, 0);
+        assert!(s.dropped);
+    }
+}
