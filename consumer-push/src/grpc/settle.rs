@@ -2,8 +2,10 @@
 //! them per topic: `AckMessage`), a longer invisible time for a message to
 //! consume again (`ChangeInvisibleDuration`), the DLQ
 //! (`ForwardMessageToDeadLetterQueue`). A call that fails for a reason
-//! worth retrying is tried again every second a few times (Java retries
-//! until it works: a message the proxy renews stays hidden otherwise).
+//! worth retrying is tried again every second for about half a minute
+//! (Java retries until it works): a message the proxy renews for this
+//! client stays hidden until one of them works — and its FIFO queue
+//! blocked — or the session ends.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -30,8 +32,9 @@ const ACK_BATCH: usize = 256;
 /// Most `AckMessage` requests at once.
 const ACKS_IN_FLIGHT: usize = 4;
 /// Rounds of a settling call that keeps failing with a retryable error
-/// (each with the session's own retries).
-const ROUNDS: u32 = 5;
+/// (each with the session's own retries): long enough to outlast a proxy
+/// restart.
+const ROUNDS: u32 = 30;
 /// Pause between rounds.
 const ROUND_PAUSE: Duration = Duration::from_secs(1);
 
