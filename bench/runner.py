@@ -45,11 +45,8 @@ VARIANTS = {
 GRPC_PRODUCER_CLIENTS = ["rmq-grpc", "java-grpc"]
 GRPC_DRAIN_CLIENTS = ["rmq-grpc-simple", "rmq-grpc-push", "java-grpc-simple", "java-grpc-push"]
 GRPC_CLIENTS = GRPC_PRODUCER_CLIENTS + GRPC_DRAIN_CLIENTS
-# Clients of the gRPC scenario whose program is not there yet: client -> why. rmq-grpc-push is
-# `rmq-bench drain-push --endpoint E` (see consumer_argv), added when the gRPC push consumer lands.
-GRPC_PENDING = {
-    "rmq-grpc-push": "added when the gRPC push consumer lands (PushConsumer::builder().endpoint(..))",
-}
+# Clients of the gRPC scenario whose program is not there yet: client -> why.
+GRPC_PENDING = {}
 GRPC_SCENARIOS = {"grpc": ["grpc-produce", "grpc-drain"], "grpc-produce": ["grpc-produce"],
                   "grpc-drain": ["grpc-drain"]}
 # (rmq client, Java client, scenario) compared by the gRPC targets.
@@ -252,7 +249,7 @@ class Bench:
         grpc = ["--endpoint", self.a.proxy_endpoint]
         if client == "rmq-grpc-simple":
             return [self.a.rmq_bench, "drain-simple", *peer_common, *grpc]
-        if client == "rmq-grpc-push":  # GRPC_PENDING until drain-push takes --endpoint
+        if client == "rmq-grpc-push":
             return [self.a.rmq_bench, "drain-push", *peer_common, *grpc]
         if client in ("java-grpc-simple", "java-grpc-push"):
             mode = "drain-simple" if client == "java-grpc-simple" else "drain-push"

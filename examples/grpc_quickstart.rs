@@ -1,14 +1,15 @@
 //! rmq through the RocketMQ 5.x proxy (gRPC): a producer built with
 //! `.endpoint(..)` instead of `.namesrv_addr(..)` sends 100 messages (sync),
-//! 100 with a callback and 20 of one FIFO message group; a remoting push
-//! consumer of the same broker reads them all back. Prints a summary, exits 0.
+//! 100 with a callback and 20 of one FIFO message group; a push consumer
+//! built the same way reads them all back through the proxy. Prints a
+//! summary, exits 0.
 //!
 //! ```sh
 //! cargo run --example grpc_quickstart
 //! ```
 //!
 //! Uses the proxy at `RMQ_PROXY_ENDPOINT` (and the name server at
-//! `NAMESRV_ADDR`, for the consumer); when `RMQ_PROXY_ENDPOINT` is unset it
+//! `NAMESRV_ADDR`, to create the topics); when `RMQ_PROXY_ENDPOINT` is unset it
 //! starts a local RocketMQ 5.x with its proxy (`RMQ_PROXY=1
 //! scripts/rocketmq-local.sh start`; Java and Maven needed) and stops it
 //! again at the end. Topics served by the proxy need their message type,
@@ -166,16 +167,15 @@ async fn run(endpoint: &str, namesrv: &str) -> Outcome {
             })
         })
     };
+    // The same PushConsumer as over remoting: only `.endpoint(..)` differs.
     let consumer = PushConsumer::builder()
         .group(format!("grpc_quickstart_consumer_{stamp}"))
-        .namesrv_addr(namesrv)
-        .consume_from(ConsumeFrom::FirstOffset)
+        .endpoint(endpoint)
         .subscribe(&topic, "*")
         .subscribe(&fifo_topic, "*")
         .start(listener)
         .await?;
 
-    // The same Producer as over remoting: only `.endpoint(..)` differs.
     let producer = Producer::builder()
         .group("grpc_quickstart_producer")
         .endpoint(endpoint)
@@ -221,7 +221,7 @@ async fn run(endpoint: &str, namesrv: &str) -> Outcome {
     consumer.shutdown().await?;
     let consumed = seen.lock().unwrap_or_else(|e| e.into_inner()).len();
     println!(
-        "consumed {consumed} of {expected} with the remoting push consumer, elapsed {:.1?}",
+        "consumed {consumed} of {expected} with the gRPC push consumer, elapsed {:.1?}",
         started.elapsed()
     );
     if waited.is_err() || consumed < expected {

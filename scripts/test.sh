@@ -12,7 +12,7 @@
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`). Stops at the first failure.
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
-#   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_transaction`, and `grpc_restart`, which restarts the local
+#   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_transaction`, and `grpc_restart`, which restarts the local
 #   proxy; `#[ignore]`d in the normal run since 4.9.x has no proxy) run as a step of their own on 5.x (with
 #   NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, without `grpc_restart`).
 # - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
@@ -115,7 +115,7 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
       run_tests broker_stop broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      run_tests session grpc_producer grpc_consumer grpc_transaction -- --ignored || rc=$?
+      run_tests session grpc_producer grpc_consumer grpc_push grpc_transaction -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -315,7 +315,7 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(run_tests session grpc_producer grpc_consumer grpc_transaction grpc_java grpc_security grpc_restart -- --ignored)
+      grpc=(run_tests session grpc_producer grpc_consumer grpc_push grpc_java grpc_security grpc_transaction grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")

@@ -68,21 +68,12 @@ impl MessageListener for CountingListener {
 
 /// `drain-push --topic T --group G --expect N [--threads 20] [--batch 32]
 /// [--latency-skip K] [--timeout-s 600] [--pop 1] [--metrics-recorder prometheus]
-/// [--trace 1]`: rmq's PushConsumer, fresh group, first offset, no-op
-/// listener; `--pop 1`: in pop mode (RocketMQ 5); `--trace 1`: with RocketMQ
-/// message trace on (SubBefore/SubAfter records to `RMQ_SYS_TRACE_TOPIC`).
+/// [--trace 1] [--endpoint HOST:PORT]`: rmq's PushConsumer, fresh group,
+/// first offset, no-op listener; `--pop 1`: in pop mode (RocketMQ 5);
+/// `--trace 1`: with RocketMQ message trace on (SubBefore/SubAfter records to
+/// `RMQ_SYS_TRACE_TOPIC`); `--endpoint`: through the RocketMQ 5.x proxy at
+/// that gRPC endpoint (where it starts is the proxy's choice).
 pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
-    // Hook of the harness's `rmq-grpc-push` client (scenario grpc-drain), added when the gRPC push
-    // consumer lands: `--endpoint HOST:PORT` will build the consumer with
-    // `PushConsumer::builder().endpoint(..)` and the same listener. Until then the flag is refused
-    // rather than ignored (a remoting drain must not pass for a gRPC one).
-    if flags.optional::<String>("endpoint")?.is_some() {
-        return Err(BenchError::Args(
-            "drain-push --endpoint: rmq's gRPC push consumer is not in this build \
-             (rmq-grpc-push is added when the gRPC push consumer lands)"
-                .into(),
-        ));
-    }
     let a = DrainArgs::parse(flags)?;
     let pop = flags.get::<u8>("pop", 0)? == 1;
     let trace = flags.get::<u8>("trace", 0)? == 1;
@@ -102,16 +93,23 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
     }
     let stats = Arc::new(Stats::new(a.expect, a.latency_skip));
     let started = Instant::now();
-    let consumer: PushConsumer = PushConsumer::builder()
+    let endpoint = flags.optional::<String>("endpoint")?;
+    let builder = PushConsumer::builder()
         .group(a.group.clone())
-        .client_config(flags.client_config(None)?)
-        .consume_from(ConsumeFrom::FirstOffset)
         .subscribe(a.topic.clone(), "*")
         .consume_concurrency(a.threads)
         .consume_batch_max_size(1)
-        .pull_batch_size(usize::try_from(a.batch).unwrap_or(32))
-        .pop_mode(pop)
-        .enable_trace(trace)
+        .pull_batch_size(usize::try_from(a.batch).unwrap_or(32));
+    // Through the proxy the start offset, pop mode and trace are the proxy's.
+    let builder = match &endpoint {
+        Some(e) => builder.endpoint(e),
+        None => builder
+            .client_config(flags.client_config(None)?)
+            .consume_from(ConsumeFrom::FirstOffset)
+            .pop_mode(pop)
+            .enable_trace(trace),
+    };
+    let consumer: PushConsumer = builder
         .start(CountingListener(stats.clone()))
         .await
         .map_err(|source| BenchError::Consumer {
@@ -120,7 +118,11 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
         })?;
     println!("READY");
     let timed_out = stats.wait(a.timeout).await;
-    let client = if pop { "rmq-pop-push" } else { "rmq-push" };
+    let client = match (&endpoint, pop) {
+        (Some(_), _) => "rmq-grpc-push",
+        (None, true) => "rmq-pop-push",
+        (None, false) => "rmq-push",
+    };
     println!("{}", stats.result_line(client, started, timed_out));
     let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
     Ok(())

@@ -26,6 +26,12 @@ impl ClientConfigSource {
         self.namesrv_addrs = Some(addrs);
     }
 
+    /// Whether name servers were given with `namesrv_addr(s)` (a builder
+    /// whose other transport, the 5.x proxy, takes none checks this).
+    pub fn namesrv_addr_given(&self) -> bool {
+        self.namesrv_addrs.is_some()
+    }
+
     /// The config given, else a default one with the name servers given,
     /// else the defaults ([`ClientConfig::from_parts`]).
     ///

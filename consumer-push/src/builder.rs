@@ -9,7 +9,7 @@ use rmq_consumer_base::MaxReconsume;
 use crate::concurrent::listener::MessageListener;
 use crate::config::PushConsumerConfig;
 use crate::consumer::PushConsumer;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::inner::{Inner, Listener};
 use crate::orderly::listener::OrderlyListener;
 use crate::stream::{DeliveryStream, StreamListener};
@@ -40,6 +40,7 @@ use crate::stream::{DeliveryStream, StreamListener};
 pub struct PushConsumerBuilder {
     config: PushConsumerConfig,
     client: ClientConfigSource,
+    endpoint: Option<String>,
 }
 
 rmq_consumer_base::group_setters!(PushConsumerBuilder, PushConsumerConfig, rebalance);
@@ -277,13 +278,110 @@ impl PushConsumerBuilder {
         self
     }
 
+    /// Receive through the RocketMQ 5.x proxy at `endpoint` (`host:port` of
+    /// its gRPC port, e.g. `127.0.0.1:8081`) instead of pulling from the
+    /// brokers: the same listener and stream API, over the proxy's
+    /// `QueryAssignment`, `ReceiveMessage`, `AckMessage`,
+    /// `ChangeInvisibleDuration` and `ForwardMessageToDeadLetterQueue`
+    /// (as the Java gRPC client's `PushConsumer`).
+    ///
+    /// - Every assignment of the proxy (a broker, or one queue of a FIFO
+    ///   group) has a receive loop that long-polls up to
+    ///   [`pull_batch_size`](Self::pull_batch_size) messages while it
+    ///   holds fewer than
+    ///   [`pull_threshold_for_queue`](Self::pull_threshold_for_queue)
+    ///   messages and
+    ///   [`pull_threshold_size_for_queue_mib`](Self::pull_threshold_size_for_queue_mib)
+    ///   MiB; the proxy keeps received messages hidden while they are
+    ///   consumed (it renews their invisible time).
+    /// - Consumed messages are acked. A failed one (`ReconsumeLater`, a
+    ///   panic, the consume timeout) is hidden for the proxy's backoff of
+    ///   its delivery attempt (`Retry::Level(n)`: the delay of level `n`),
+    ///   then delivered again with `reconsume_times` + 1; when its attempts
+    ///   are used up (the group's `retryMaxTimes` + 1) or the call asks for
+    ///   `Retry::Dlq`, it goes to `%DLQ%<group>`.
+    /// - FIFO — [`start_orderly`](Self::start_orderly), or a group with
+    ///   `consumeMessageOrderly=true`: the messages of one message group
+    ///   are consumed one call at a time, in order; a failed call is tried
+    ///   again locally after the backoff until the attempts are used up,
+    ///   then its messages go to the DLQ. `start_orderly` needs such a
+    ///   group.
+    ///
+    /// What the proxy decides cannot be set here: [`start`](Self::start)
+    /// fails with [`Error::Config`](crate::Error::Config) for
+    /// [`namesrv_addr`](Self::namesrv_addr) or
+    /// [`client_config`](Self::client_config), broadcasting,
+    /// [`consume_from`](Self::consume_from) other than the last offset, an
+    /// [`offset_store`](Self::offset_store), an
+    /// [`allocate_strategy`](Self::allocate_strategy),
+    /// [`max_reconsume`](Self::max_reconsume) (set the group's
+    /// `retryMaxTimes`), [`pop_mode`](Self::pop_mode),
+    /// [`enable_trace`](Self::enable_trace) and
+    /// [`suspend_current_queue_time`](Self::suspend_current_queue_time)
+    /// (FIFO retries wait for the proxy's backoff). Settings of offsets,
+    /// pulls and queue locks have no effect. Topics need their 5.x message
+    /// type (`+message.type=NORMAL|FIFO|DELAY`).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+    /// use rmq_consumer_push::{ConsumeResult, PushConsumer, listener_fn};
+    ///
+    /// let consumer = PushConsumer::builder()
+    ///     .group("billing")
+    ///     .endpoint("127.0.0.1:8081") // instead of .namesrv_addr(..)
+    ///     .subscribe("orders", "paid || refunded")
+    ///     .start(listener_fn(|_msgs, _ctx| Box::pin(async { ConsumeResult::Success })))
+    ///     .await?;
+    /// # consumer.shutdown().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
     /// Validates the settings (what [`start`](Self::start) does first).
     ///
     /// # Errors
     ///
     /// [`Error::Config`](crate::Error::Config) naming the first bad setting.
     pub fn validate(&self) -> rmq_error::Result<()> {
-        self.config.validate()
+        self.validate_detailed().map_err(Into::into)
+    }
+
+    /// [`validate`](Self::validate) with this crate's error.
+    fn validate_detailed(&self) -> Result<()> {
+        self.config.validate_detailed()?;
+        if self.endpoint.is_some() {
+            self.check_grpc()?;
+        }
+        Ok(())
+    }
+
+    /// The gRPC transport's checks: no name servers, nothing the proxy
+    /// decides.
+    fn check_grpc(&self) -> Result<()> {
+        if self.client.namesrv_addr_given() {
+            return Err(Error::Config(
+                "endpoint(..) receives through the proxy; namesrv_addr(..) is for the brokers: give \
+                 one of them (client_config(..) gives credentials, TLS and the request timeout to \
+                 either)"
+                    .into(),
+            ));
+        }
+        crate::grpc::check_config(&self.config)
+    }
+
+    /// Validates and starts the consumer: over gRPC with an endpoint, else
+    /// over remoting.
+    async fn start_with(self, listener: Listener) -> Result<PushConsumer> {
+        if let Some(endpoint) = self.endpoint.clone() {
+            self.validate_detailed()?;
+            let client = self.client.resolve()?;
+            return crate::grpc::start(self.config, &endpoint, &client, listener).await;
+        }
+        let (config, client) = self.into_parts()?;
+        Inner::start(config, client, listener).await
     }
 
     /// Validates, starts the client instance, registers the consumer
@@ -299,7 +397,11 @@ impl PushConsumerBuilder {
     /// [`Error::OffsetStore`](crate::Error::OffsetStore) when the
     /// broadcasting offset directory is unusable. A subscribed topic
     /// without a route is not an error: it is logged and consumed once it
-    /// exists.
+    /// exists. With an [`endpoint`](Self::endpoint):
+    /// [`Error::Config`](crate::Error::Config) for a setting the proxy
+    /// decides (see there) or an invalid endpoint,
+    /// [`Error::Grpc`](crate::Error::Grpc) when the proxy cannot be
+    /// reached.
     pub async fn start(self, listener: impl MessageListener) -> rmq_error::Result<PushConsumer> {
         self.start_arc(Arc::new(listener)).await
     }
@@ -317,12 +419,6 @@ impl PushConsumerBuilder {
         self.start_with(Listener::Concurrent(listener))
             .await
             .map_err(Into::into)
-    }
-
-    /// Validates and starts with `listener` (this crate's error).
-    async fn start_with(self, listener: Listener) -> Result<PushConsumer> {
-        let (config, client) = self.into_parts()?;
-        Inner::start(config, client, listener).await
     }
 
     /// Starts a concurrent consumer whose messages come as a
@@ -378,7 +474,11 @@ impl PushConsumerBuilder {
     /// 1 s) before anything later of its queue; after
     /// [`max_reconsume_times`](Self::max_reconsume_times) suspensions
     /// (default unlimited) a message goes to `%DLQ%<group>`. The offset
-    /// moves only past consumed messages.
+    /// moves only past consumed messages. Through the proxy
+    /// ([`endpoint`](Self::endpoint)) each message group is consumed in
+    /// order, the group must consume in order at the broker
+    /// (`consumeMessageOrderly`), and a suspended call is retried after the
+    /// proxy's backoff until the group's attempts are used up.
     ///
     /// # Errors
     ///

@@ -3,10 +3,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rmq_consumer_base::DropGuard;
+use futures::Stream;
+use rmq_client_core::ClientInstance;
+use rmq_consumer_base::{ConsumerEvent, ConsumerState, DropGuard, Guarded};
+use tokio::sync::watch;
 
 use crate::builder::PushConsumerBuilder;
 use crate::config::PushConsumerConfig;
+use crate::grpc::{GrpcGuard, GrpcInner};
 use crate::inner::Inner;
 use crate::inspect::QueueSnapshot;
 
@@ -15,6 +19,9 @@ use crate::inspect::QueueSnapshot;
 /// Created by [`PushConsumerBuilder::start`]. Background work (rebalance,
 /// one pull loop per assigned queue, listener calls, offset persistence)
 /// runs on the tokio runtime until [`shutdown`](PushConsumer::shutdown).
+/// Built with [`endpoint`](PushConsumerBuilder::endpoint), it receives
+/// through the RocketMQ 5.x proxy instead (assignments, receive loops,
+/// listener calls, acks), with the same API.
 ///
 /// Dropping the last handle without `shutdown` cancels every task at once
 /// (best effort: listener calls in flight are dropped, offsets are not
@@ -24,21 +31,31 @@ use crate::inspect::QueueSnapshot;
 #[derive(Clone)]
 #[must_use = "dropping the last PushConsumer handle stops consuming; call shutdown().await"]
 pub struct PushConsumer {
-    guard: Arc<DropGuard<Inner>>,
+    backend: Backend,
+}
+
+/// The wire a consumer talks: the brokers (remoting) or the proxy (gRPC).
+#[derive(Clone)]
+enum Backend {
+    Remoting(Arc<DropGuard<Inner>>),
+    Grpc(Arc<GrpcGuard>),
 }
 
 impl fmt::Debug for PushConsumer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let queues = match &self.backend {
+            Backend::Remoting(g) => g.inner().queues.len(),
+            Backend::Grpc(g) => g.inner().queue_count(),
+        };
         f.debug_struct("PushConsumer")
             .field("group", &self.group())
             .field("client_id", &self.client_id())
-            .field("queues", &self.inner().queues.len())
+            .field("grpc", &matches!(self.backend, Backend::Grpc(_)))
+            .field("queues", &queues)
             .field("shut_down", &self.is_shutdown())
             .finish()
     }
 }
-
-rmq_consumer_base::handle_getters!(PushConsumer, Inner, PushConsumerConfig);
 
 impl PushConsumer {
     /// A builder with the Java client's defaults.
@@ -46,20 +63,114 @@ impl PushConsumer {
         PushConsumerBuilder::default()
     }
 
+    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+        PushConsumer {
+            backend: Backend::Remoting(Arc::new(DropGuard::new(inner))),
+        }
+    }
+
+    pub(crate) fn new_grpc(inner: Arc<GrpcInner>) -> Self {
+        PushConsumer {
+            backend: Backend::Grpc(Arc::new(GrpcGuard::new(inner))),
+        }
+    }
+
+    /// The consumer's settings.
+    pub fn config(&self) -> &PushConsumerConfig {
+        match &self.backend {
+            Backend::Remoting(g) => &g.inner().config,
+            Backend::Grpc(g) => &g.inner().config,
+        }
+    }
+
+    /// The consumer group.
+    pub fn group(&self) -> &str {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().group(),
+            Backend::Grpc(g) => g.inner().group(),
+        }
+    }
+
+    /// The client instance the consumer runs on; `None` for a consumer of
+    /// the proxy ([`endpoint`](PushConsumerBuilder::endpoint)), which has
+    /// none.
+    pub fn client_instance(&self) -> Option<&ClientInstance> {
+        match &self.backend {
+            Backend::Remoting(g) => Some(g.inner().core().instance()),
+            Backend::Grpc(_) => None,
+        }
+    }
+
+    /// This client's id in the group (`ip@instance`; over gRPC the id the
+    /// proxy knows the session by).
+    pub fn client_id(&self) -> &str {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().instance().client_id(),
+            Backend::Grpc(g) => g.inner().session.client_id(),
+        }
+    }
+
+    /// Whether `shutdown` ran (or the consumer was dropped).
+    pub fn is_shutdown(&self) -> bool {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().is_closed(),
+            Backend::Grpc(g) => g.inner().is_closed(),
+        }
+    }
+
+    fn health(&self) -> &rmq_consumer_base::Health {
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().core().health(),
+            Backend::Grpc(g) => &g.inner().health,
+        }
+    }
+
+    /// The consumer's state now: running, running without a name server,
+    /// shutting down, shut down.
+    pub fn state(&self) -> ConsumerState {
+        self.health().state()
+    }
+
+    /// A `watch` receiver of the [`state`](Self::state).
+    pub fn watch_state(&self) -> watch::Receiver<ConsumerState> {
+        self.health().watch_state()
+    }
+
+    /// The consumer's events: the recent ones (up to 64, so the start
+    /// events too), then each as it happens — started, name server
+    /// unreachable / reachable again, topic not found, queues assigned /
+    /// revoked, shut down. The stream ends when the consumer's last handle
+    /// is gone.
+    pub fn events(&self) -> impl Stream<Item = ConsumerEvent> + Send + Unpin + 'static {
+        self.health().events()
+    }
+
     /// A snapshot of every assigned queue: held offsets, counts, bytes,
-    /// listener calls in flight, committed offset. Sorted by queue.
+    /// listener calls in flight, committed offset. Sorted by queue. Over
+    /// gRPC a queue is an assignment of the proxy (queue id −1: every
+    /// queue of a broker), without offsets.
     pub fn inspect(&self) -> Vec<QueueSnapshot> {
-        self.inner().inspect()
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().inspect(),
+            Backend::Grpc(g) => g.inner().inspect(),
+        }
     }
 
     /// Cancelled when the consumer starts shutting down (or was dropped).
     pub(crate) fn stop_consume_token(&self) -> tokio_util::sync::CancellationToken {
-        self.inner().stop_consume.clone()
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().stop_consume.clone(),
+            Backend::Grpc(g) => g.inner().stop_consume.clone(),
+        }
     }
 
-    /// Asks for a rebalance now (it runs at most once a second).
+    /// Asks for a rebalance now (it runs at most once a second); over gRPC
+    /// the assignments are queried again.
     pub fn rebalance_now(&self) {
-        self.inner().trigger.notify();
+        match &self.backend {
+            Backend::Remoting(g) => g.inner().trigger.notify(),
+            Backend::Grpc(g) => g.inner().trigger.notify_one(),
+        }
     }
 
     /// Stops the consumer: stops rebalancing and pulling; lets listener
@@ -71,6 +182,11 @@ impl PushConsumer {
     /// but not consumed yet stay uncommitted and are delivered again to the
     /// group. When it returns, no task of this consumer is running.
     ///
+    /// Over gRPC: stops receiving, lets listener calls in flight finish
+    /// (bounded the same way), acks what they consumed, then ends the
+    /// session (`NotifyClientTermination`: the proxy makes the messages
+    /// received but not consumed visible to the group again).
+    ///
     /// Idempotent: later (or concurrent) calls return `Ok(())` once the
     /// first is done.
     ///
@@ -80,7 +196,12 @@ impl PushConsumer {
     /// (everything else was still shut down); the next consumer then
     /// starts from the previously stored offsets (duplicates, never loss).
     pub async fn shutdown(&self) -> rmq_error::Result<()> {
-        let inner = self.inner();
-        inner.core.shutdown(inner.stop()).await.map_err(Into::into)
+        match &self.backend {
+            Backend::Remoting(g) => {
+                let inner = g.inner();
+                inner.core.shutdown(inner.stop()).await.map_err(Into::into)
+            }
+            Backend::Grpc(g) => g.inner().shutdown().await.map_err(Into::into),
+        }
     }
 }

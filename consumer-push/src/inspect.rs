@@ -62,4 +62,30 @@ impl QueueSnapshot {
             locked,
         }
     }
+
+    /// An assignment of a consumer of the proxy: no offsets, no lock.
+    pub(crate) fn received(
+        queue: MessageQueue,
+        count: usize,
+        bytes: usize,
+        in_flight: usize,
+        dropped: bool,
+        since_last_pull: Duration,
+        since_last_consume: Duration,
+    ) -> Self {
+        QueueSnapshot {
+            queue,
+            min_offset: None,
+            max_offset: None,
+            count,
+            bytes,
+            in_flight,
+            committed_offset: None,
+            next_pull_offset: None,
+            dropped,
+            since_last_pull,
+            since_last_consume,
+            locked: None,
+        }
+    }
 }

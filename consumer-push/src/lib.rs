@@ -42,6 +42,28 @@
 //! (`e.downcast_ref::<rmq_consumer_push::Error>()`), whose variants the
 //! methods' `# Errors` sections name.
 //!
+//! # Through the RocketMQ 5.x proxy
+//!
+//! [`PushConsumerBuilder::endpoint`] instead of `namesrv_addr` consumes
+//! through the proxy's gRPC port with the same listeners and stream: the
+//! proxy assigns the queues, the consumer long-polls them, acks what the
+//! listener consumed, and a failed message comes back after the proxy's
+//! backoff (FIFO groups: retried in place, in order):
+//!
+//! ```no_run
+//! use rmq_consumer_push::{ConsumeResult, PushConsumer, listener_fn};
+//!
+//! # async fn demo() -> rmq_error::Result<()> {
+//! let consumer = PushConsumer::builder()
+//!     .group("orders-consumer")
+//!     .endpoint("127.0.0.1:8081")
+//!     .subscribe("orders", "*")
+//!     .start(listener_fn(|_msgs, _ctx| Box::pin(async { ConsumeResult::Success })))
+//!     .await?;
+//! # consumer.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
 //! # Orderly consumption
 //!
 //! [`PushConsumerBuilder::start_orderly`] with an [`OrderlyListener`]
@@ -80,6 +102,7 @@ mod concurrent;
 mod config;
 mod consumer;
 mod error;
+mod grpc;
 mod inner;
 mod inspect;
 mod macros;

@@ -23,5 +23,5 @@ pub use error::{Error, Result};
 pub use message::{Receipt, half_message_ext, message_ext};
 pub use session::{
     ClientSettings, ServerCommand, Session, consumer_pub_sub, duration, filter_expression,
-    resource, subscription_entry, timestamp_ms, timestamp_to_ms,
+    resource, std_duration, subscription_entry, timestamp_ms, timestamp_to_ms,
 };

@@ -14,7 +14,7 @@ mod telemetry;
 #[cfg(feature = "tls")]
 mod tls;
 
-pub use convert::{duration, timestamp_ms, timestamp_to_ms};
+pub use convert::{duration, std_duration, timestamp_ms, timestamp_to_ms};
 pub use settings::{
     ClientSettings, consumer_pub_sub, filter_expression, resource, subscription_entry,
 };

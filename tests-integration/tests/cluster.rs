@@ -158,7 +158,7 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
         .await;
         let started = Instant::now();
         rec.wait_distinct(N, Duration::from_secs(120)).await;
-        let drained = counts(c.client_instance());
+        let drained = counts(c.client_instance().expect("a remoting consumer"));
         println!(
             "backlog of {N} drained in {:?}: pulls {drained:?}",
             started.elapsed()
@@ -175,13 +175,13 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
             })
             .await;
         rec.wait_distinct(N + 100, Duration::from_secs(60)).await;
-        let caught_up = counts(c.client_instance());
+        let caught_up = counts(c.client_instance().expect("a remoting consumer"));
         poll_until(
             Duration::from_secs(30),
             Duration::from_millis(100),
             "pulls go to the master again",
             || async {
-                let now = counts(c.client_instance());
+                let now = counts(c.client_instance().expect("a remoting consumer"));
                 if now.from_master >= caught_up.from_master + 8 {
                     Ok(now)
                 } else {
@@ -190,7 +190,7 @@ async fn backlog_is_read_from_the_slave_then_from_the_master() {
             },
         )
         .await;
-        let end = counts(c.client_instance());
+        let end = counts(c.client_instance().expect("a remoting consumer"));
         assert!(
             end.from_slave <= caught_up.from_slave + u64::try_from(QUEUES).unwrap_or(4),
             "caught up, the consumer pulls from the master: {caught_up:?} -> {end:?}"
@@ -318,7 +318,7 @@ async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
         })
         .await;
         let read_failover = killed.elapsed();
-        let push_pulls = counts(push.client_instance());
+        let push_pulls = counts(push.client_instance().expect("a remoting consumer"));
         let lite_pulls = counts(lite.client_instance());
         println!("everything consumed {read_failover:?} after the kill; pulls push {push_pulls:?} lite {lite_pulls:?}");
         assert!(push_pulls.from_slave > 0, "the push consumer read broker-a's queues from the slave");
@@ -351,11 +351,11 @@ async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         let commit_after_restart = restarted.elapsed();
-        let before = counts(push.client_instance());
+        let before = counts(push.client_instance().expect("a remoting consumer"));
         let back = env.send_spread(&producer, 64, |i| Message::new(&topic, format!("back-{i}"))).await;
         rec.wait_distinct(total + back.len(), Duration::from_secs(60)).await;
         poll_until(Duration::from_secs(30), Duration::from_millis(100), "push reads return to the master", || async {
-            let now = counts(push.client_instance());
+            let now = counts(push.client_instance().expect("a remoting consumer"));
             if now.from_master >= before.from_master + 8 { Ok(now) } else { Err(now) }
         })
         .await;

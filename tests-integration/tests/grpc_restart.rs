@@ -1,19 +1,25 @@
 //! The proxy restarted mid-run (`scripts/rocketmq-local.sh restart-proxy`):
-//! the gRPC producer and simple consumer recover (telemetry reopened, calls
-//! retried) and nothing is lost. A binary of its own: the restart must not
-//! hit the other gRPC tests. 5.x only (`#[ignore]`d; `scripts/test.sh` runs
-//! it with the proxy, with the instance's environment).
+//! the gRPC producer, simple consumer and push consumer recover (telemetry
+//! reopened, calls retried, receive loops going on) and nothing is lost. A
+//! binary of its own: the restart must not hit the other gRPC tests; its
+//! tests take turns (`RESTARTS`). 5.x only (`#[ignore]`d; `scripts/test.sh`
+//! runs it with the proxy, with the instance's environment).
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmq_consumer_pull::SimpleConsumer;
+use rmq_consumer_push::{ConsumeResult, ConsumerState, PushConsumer, listener_fn};
 use rmq_producer::{Message, Producer};
 use rmq_testkit::client::within;
 use rmq_testkit::grpc::{INVISIBLE, endpoint, typed_topic};
 use rmq_testkit::unique_name;
 
 const N: usize = 20;
+
+/// One restart at a time (the tests of this binary run side by side).
+static RESTARTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 async fn restart_proxy() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/rocketmq-local.sh");
@@ -43,6 +49,7 @@ async fn send_until_taken(producer: &Producer, m: Message) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
 async fn producer_and_consumer_recover_from_a_proxy_restart() {
+    let _turn = RESTARTS.lock().await;
     within(300, "proxy restart", async {
         let topic = typed_topic("GrpcRestart", "NORMAL").await;
         let producer = Producer::builder()
@@ -102,6 +109,71 @@ async fn producer_and_consumer_recover_from_a_proxy_restart() {
             }
         }
         assert_eq!(sent.len(), N);
+        consumer.shutdown().await.expect("shutdown");
+        producer.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
+async fn push_consumer_recovers_from_a_proxy_restart() {
+    let _turn = RESTARTS.lock().await;
+    within(300, "proxy restart under a push consumer", async {
+        let topic = typed_topic("GrpcRestartPush", "NORMAL").await;
+        let producer = Producer::builder()
+            .group(unique_name("grpc_restart_pp"))
+            .endpoint(endpoint())
+            .start()
+            .await
+            .expect("producer starts");
+        let got: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let (g, c) = (got.clone(), changed.clone());
+        let consumer = PushConsumer::builder()
+            .group(unique_name("grpc_restart_push"))
+            .endpoint(endpoint())
+            .subscribe(&topic, "*")
+            .start(listener_fn(move |msgs, _ctx| {
+                let (g, c) = (g.clone(), c.clone());
+                Box::pin(async move {
+                    let mut g = g.lock().expect("got lock");
+                    for m in msgs {
+                        g.insert(m.msg_id.clone());
+                    }
+                    c.notify_one();
+                    ConsumeResult::Success
+                })
+            }))
+            .await
+            .expect("push consumer starts");
+        let all_in = |sent: &HashSet<String>| sent.is_subset(&got.lock().expect("got lock"));
+
+        let mut sent = HashSet::new();
+        for i in 0..N / 2 {
+            let m = Message::new(&topic, format!("before {i}"));
+            sent.insert(send_until_taken(&producer, m).await);
+        }
+        while !all_in(&sent) {
+            changed.notified().await;
+        }
+
+        restart_proxy().await;
+
+        for i in N / 2..N {
+            let m = Message::new(&topic, format!("after {i}"));
+            sent.insert(send_until_taken(&producer, m).await);
+        }
+        let restarted = tokio::time::Instant::now();
+        while !all_in(&sent) {
+            changed.notified().await;
+        }
+        println!(
+            "every message consumed {:?} after the proxy was back",
+            restarted.elapsed()
+        );
+        assert_eq!(sent.len(), N);
+        assert_eq!(consumer.state(), ConsumerState::Running);
         consumer.shutdown().await.expect("shutdown");
         producer.shutdown().await.expect("producer shutdown");
     })

@@ -21,3 +21,4 @@ mod pop_loop;
 mod settle;
 
 pub(crate) use assignment::start;
+pub(crate) use settle::DELAY_LEVELS;

@@ -29,8 +29,9 @@ const ACK_QUEUE: usize = 4096;
 /// Most acks in one BATCH_ACK_MESSAGE round.
 const ACK_BATCH: usize = 256;
 /// The broker's default delay levels (`messageDelayLevel`): the invisible
-/// time a message to consume again gets, by its next delay level.
-const DELAY_LEVELS: [Duration; 18] = [
+/// time a message to consume again gets, by its next delay level (the gRPC
+/// consumer uses them for `Retry::Level`).
+pub(crate) const DELAY_LEVELS: [Duration; 18] = [
     Duration::from_secs(1),
     Duration::from_secs(5),
     Duration::from_secs(10),

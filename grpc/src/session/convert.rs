@@ -10,6 +10,17 @@ pub fn duration(d: Duration) -> prost_types::Duration {
     }
 }
 
+/// A `Duration` from a protobuf one (a negative one is zero).
+pub fn std_duration(d: &prost_types::Duration) -> Duration {
+    let secs = u64::try_from(d.seconds).unwrap_or(0);
+    let nanos = if d.seconds < 0 {
+        0
+    } else {
+        u32::try_from(d.nanos).unwrap_or(0)
+    };
+    Duration::from_secs(secs).saturating_add(Duration::from_nanos(u64::from(nanos)))
+}
+
 /// A protobuf `Timestamp` from milliseconds since the epoch.
 pub fn timestamp_ms(ms: i64) -> prost_types::Timestamp {
     let nanos = i32::try_from(ms.rem_euclid(1000) * 1_000_000).unwrap_or(0);
@@ -45,5 +56,17 @@ mod tests {
             assert_eq!(timestamp_to_ms(&timestamp_ms(ms)), ms, "{ms}");
         }
         assert_eq!(duration(Duration::from_millis(1500)).nanos, 500_000_000);
+        for d in [
+            Duration::ZERO,
+            Duration::from_millis(1500),
+            Duration::from_secs(7200),
+        ] {
+            assert_eq!(std_duration(&duration(d)), d);
+        }
+        let negative = prost_types::Duration {
+            seconds: -1,
+            nanos: -5,
+        };
+        assert_eq!(std_duration(&negative), Duration::ZERO);
     }
 }
