@@ -8,10 +8,12 @@
 //! step on 5.x (they start, or reuse, the secured instance themselves).
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmq_client_core::{ClientConfig, Credentials};
 use rmq_consumer_pull::SimpleConsumer;
+use rmq_consumer_push::{ConsumeResult, PushConsumer, listener_fn};
 use rmq_producer::{Message, Producer};
 use rmq_remoting::TlsConfig;
 use rmq_testkit::client::within;
@@ -112,6 +114,60 @@ async fn signed_tls_producer_and_simple_consumer_round_trip() {
         assert_eq!(got.len(), ids.len());
         for i in 0..5 {
             assert!(bodies.contains(&format!("secure body {i}")), "{bodies:?}");
+        }
+        consumer.shutdown().await.expect("consumer shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the 5.x proxy of the secured instance: scripts/test.sh runs it on 5.x"]
+async fn signed_tls_push_consumer_receives() {
+    within(LIMIT, "signed TLS push consumer through the proxy", async {
+        let (sec, endpoint) = secured_proxy().await;
+        let topic = unique_name("GrpcSecurePush");
+        sec.create_typed_topic(&topic, 4, "NORMAL").await;
+        let got: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let (g, n) = (got.clone(), notify.clone());
+        let consumer = PushConsumer::builder()
+            .group(unique_name("gsec_push"))
+            .endpoint(&endpoint)
+            .client_config(sec.user_config())
+            .subscribe(&topic, "*")
+            .start(listener_fn(move |msgs, _ctx| {
+                let (g, n) = (g.clone(), n.clone());
+                let ids: Vec<String> = msgs.iter().map(|m| m.msg_id.clone()).collect();
+                Box::pin(async move {
+                    if let Ok(mut seen) = g.lock() {
+                        seen.extend(ids);
+                    }
+                    n.notify_waiters();
+                    ConsumeResult::Success
+                })
+            }))
+            .await
+            .unwrap_or_else(|e| panic!("signed TLS push consumer starts: {}", chain(&e)));
+        let producer = producer_builder(&endpoint, sec.user_config())
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("signed TLS producer starts: {}", chain(&e)));
+        let mut ids = HashSet::new();
+        for i in 0..5 {
+            let r = producer
+                .send(Message::new(&topic, format!("push body {i}")))
+                .await
+                .unwrap_or_else(|e| panic!("signed send {i}: {}", chain(&e)));
+            ids.insert(r.msg_id);
+        }
+        producer.shutdown().await.expect("producer shutdown");
+        loop {
+            let wait = notify.notified();
+            let missing = got.lock().map(|seen| !ids.is_subset(&seen)).unwrap_or(true);
+            if !missing {
+                break;
+            }
+            wait.await;
         }
         consumer.shutdown().await.expect("consumer shutdown");
     })
