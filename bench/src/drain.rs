@@ -152,7 +152,8 @@ async fn start_push(
 
 /// `idle-push --topic T[,T2...] --group G --expect-queues Q [--idle-s 5] [--threads 20]
 /// [--batch 32]`: rmq's PushConsumer (as `drain-push` starts it) on empty topics: once it holds
-/// all Q queues (each with its pull loop and a held long poll at the broker) and `idle-s`
+/// all Q queues of the topics (each with its pull loop and a held long poll at the broker; the
+/// group's retry queues come on top, in `assigned_queues`) and `idle-s`
 /// seconds passed, the resident set (`VmRSS`, the median of 5 readings 200 ms apart), the
 /// thread count and the CPU seconds spent while idle. `bench/run.sh --scenarios scale` runs it
 /// with Q queues and with a baseline of few queues: (RSS(Q) − RSS(base)) / (Q − base) is the
@@ -175,7 +176,14 @@ pub(crate) async fn idle_push(flags: &Flags) -> Result<()> {
     let consumer = start_push(flags, &a, &topics, false, false, stats.clone()).await?;
     println!("READY");
     let deadline = started + a.timeout;
-    let mut assigned = consumer.inspect().len();
+    // The queues of the subscribed topics (the group's retry topic adds its own).
+    let topic_queues = |c: &PushConsumer| {
+        c.inspect()
+            .iter()
+            .filter(|q| topics.contains(&q.queue.topic))
+            .count()
+    };
+    let mut assigned = topic_queues(&consumer);
     while assigned < want {
         if Instant::now() > deadline {
             let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
@@ -185,7 +193,7 @@ pub(crate) async fn idle_push(flags: &Flags) -> Result<()> {
             )));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assigned = consumer.inspect().len();
+        assigned = topic_queues(&consumer);
     }
     let assigned_s = started.elapsed().as_secs_f64();
     let cpu_before: f64 = crate::procfs::thread_cpu().iter().map(|t| t.cpu_s).sum();
@@ -204,6 +212,7 @@ pub(crate) async fn idle_push(flags: &Flags) -> Result<()> {
     let line = serde_json::json!({
         "client": "rmq-push",
         "assigned_queues": consumer.inspect().len(),
+        "topic_queues": topic_queues(&consumer),
         "topics": topics.len(),
         "assigned_s": assigned_s,
         "idle_s": idle.as_secs_f64() + 1.0,
