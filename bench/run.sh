@@ -11,7 +11,8 @@
 #                         rmq-pop-push, rmq-simple, java-push, java-pop-push), grpc (every gRPC client), rmq-grpc
 #                         (rmq's gRPC producer and consumers), java-grpc (the Java gRPC client's), or client names
 #                         (rmq-push, rmq-pull, raw-pull, java-push, go-push, rocketmq-rust-push,
-#                         rmq-producer, java-producer, rmq-grpc-simple, java-grpc-simple, java-grpc-push)
+#                         rmq-producer, java-producer, rmq-grpc-simple, java-grpc-simple, java-grpc-push,
+#                         rmq-producer-batching, java-producer-batching, rmq-push-fake, rmq-pull-fake)
 #   --scenarios LIST      comma-separated: drain, latency, produce (sync + async), produce-tx (sync +
 #                         transactional sends, in the same run; not in the default), grpc (through the RocketMQ
 #                         5.x proxy: grpc-produce = sync + async sends, grpc-drain = SimpleConsumer and

@@ -918,7 +918,7 @@ def targets(rows, scenarios=("drain", "latency", "produce")):
         if tx and sync:
             out.append(f"- rmq-producer produce-tx / produce-sync msgs/s: {tx / sync:.2f} (informative)")
     if "produce-batching" in scenarios:
-        check("batching >= 3x rmq async throughput: rmq-producer-batching / rmq-producer produce-batching msgs/s",
+        check("batching ≥ 3× rmq async throughput (rmq-producer-batching / rmq-producer produce-batching msgs/s)",
               g("rmq-producer-batching", "produce-batching", "msgs_per_s"),
               g("rmq-producer", "produce-batching", "msgs_per_s"), ">=", 3.0)
         for ours, theirs in (("rmq-producer-batching", "java-producer-batching"), ("java-producer-batching", "java-producer")):
