@@ -11,12 +11,17 @@
 #                         rmq-pop-push, rmq-simple, java-push, java-pop-push), grpc (every gRPC client), rmq-grpc
 #                         (rmq's gRPC producer and consumers), java-grpc (the Java gRPC client's), or client names
 #                         (rmq-push, rmq-pull, raw-pull, java-push, go-push, rocketmq-rust-push,
-#                         rmq-producer, java-producer, rmq-grpc-simple, java-grpc-simple, java-grpc-push)
+#                         rmq-producer, java-producer, rmq-grpc-simple, java-grpc-simple, java-grpc-push,
+#                         rmq-producer-batching, java-producer-batching, rmq-push-fake, rmq-pull-fake)
 #   --scenarios LIST      comma-separated: drain, latency, produce (sync + async), produce-tx (sync +
 #                         transactional sends, in the same run; not in the default), grpc (through the RocketMQ
 #                         5.x proxy: grpc-produce = sync + async sends, grpc-drain = SimpleConsumer and
 #                         PushConsumer drains; rmq beside the official Java gRPC client rocketmq-client-java;
-#                         not in the default) (default: the first three)
+#                         not in the default), produce-batching (rmq's async producer without and with
+#                         auto-batching, Java's without and with autoBatch), scale (push-consumer drains of 8, 64,
+#                         512 queues over two brokers and of 100 topics, and rmq's memory per idle queue), ceiling
+#                         (rmq's push and pull consumers draining the in-process fake broker, no real broker)
+#                         (default: the first three; the last three are never in the default)
 #   --latency-rate R      fixed producer rate of the latency runs, msg/s (default 5000)
 #   --latency-duration S  measured seconds of each latency run (default 30; plus --latency-warmup 2)
 #   --producer-count N    messages per producer run (default: --count)
@@ -25,8 +30,19 @@
 #                         by each consumer (default: --count)
 #   --java-producer official|own   java-producer sync: rocketmq-example's benchmark Producer (official,
 #                         default) or rmqbench.Produce (own); async always uses rmqbench.Produce
+#   --batch-linger-ms L   produce-batching: how long a batch waits for more sends (default 5)
+#   --batch-messages M    produce-batching: most messages in a batch (default 32)
+#   --batch-bytes B       produce-batching: most body bytes in a batch (default 262144); Java's autoBatch, which
+#                         has no message bound, gets min(B, M x size) bytes
+#   --scale-queues LIST   scale: queue counts of the single-topic cases, spread over the brokers (default 8,64,512)
+#   --scale-topics T      scale: topics of the many-topics case (default 100; 0 leaves the case out)
+#   --scale-topic-queues Q  scale: queues of each of those topics, spread over the brokers (default 4)
+#   --scale-count N       scale: messages preloaded and drained per case (default: --count)
+#   --idle-s S            scale: seconds an idle consumer holds its queues before its memory is read (default 5)
+#   --ceiling-count N     ceiling: messages the fake broker holds, drained by each client (default 1000000)
 #   --quick               small and fast (<= 3 minutes once built): 20000 messages, 1 repetition,
-#                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run
+#                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run;
+#                         scale: 20000 messages per case, idle 3 s; ceiling: 200000 messages
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
 #   --tls                 also rmq-push-tls, rmq-pull-tls (drain) and rmq-producer-tls (produce): rmq over TLS
 #                         beside plaintext, against one broker started with RMQ_TLS=permissive (its own
@@ -46,7 +62,9 @@
 # stopped at the end), RMQ_BROKER_ADDR (broker that gets the benchmark topics; default: the first
 # master in the route of TBW102), RMQ_VERSION (Java client version, default: the running broker's,
 # else 5.5.0), BENCH_JAVA_OPTS (extra JVM flags for the Java clients), RMQ_PROXY_ENDPOINT (the grpc scenario:
-# gRPC address of the 5.x proxy; required with NAMESRV_ADDR, else the local broker is started with its proxy).
+# gRPC address of the 5.x proxy; required with NAMESRV_ADDR, else the local broker is started with its proxy),
+# RMQ_BROKER_B_ADDR (the scale scenario: the second broker; unset with NAMESRV_ADDR given, scale runs on one
+# broker; without NAMESRV_ADDR the local script starts broker-b too). The ceiling scenario alone starts no broker.
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -71,6 +89,15 @@ tls=0
 acl=0
 metrics=0
 trace=0
+batch_linger_ms=5
+batch_messages=32
+batch_bytes=262144
+scale_queues=8,64,512
+scale_topics=100
+scale_topic_queues=4
+scale_count=""
+idle_s=5
+ceiling_count=1000000
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { printf 'bench/run.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -91,9 +118,18 @@ while [[ $# -gt 0 ]]; do
     --producer-threads) producer_threads="$2"; shift 2 ;;
     --grpc-count) grpc_count="$2"; shift 2 ;;
     --java-producer) java_producer="$2"; shift 2 ;;
+    --batch-linger-ms) batch_linger_ms="$2"; shift 2 ;;
+    --batch-messages) batch_messages="$2"; shift 2 ;;
+    --batch-bytes) batch_bytes="$2"; shift 2 ;;
+    --scale-queues) scale_queues="$2"; shift 2 ;;
+    --scale-topics) scale_topics="$2"; shift 2 ;;
+    --scale-topic-queues) scale_topic_queues="$2"; shift 2 ;;
+    --scale-count) scale_count="$2"; shift 2 ;;
+    --idle-s) idle_s="$2"; shift 2 ;;
+    --ceiling-count) ceiling_count="$2"; shift 2 ;;
     --quick)
       count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
-      producer_count=20000; grpc_count=5000; mode_name=quick; shift ;;
+      producer_count=20000; grpc_count=5000; idle_s=3; ceiling_count=200000; mode_name=quick; shift ;;
     --no-build) build=0; shift ;;
     --tls) tls=1; shift ;;
     --acl) acl=1; shift ;;
@@ -104,11 +140,16 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-# The gRPC scenario (grpc = grpc-produce + grpc-drain) needs the 5.x proxy.
+# The gRPC scenario (grpc = grpc-produce + grpc-drain) needs the 5.x proxy; scale a second broker; ceiling
+# alone no broker at all (the fake runs inside rmq-bench).
 grpc=0
+scale=0
+broker_needed=0
 IFS=, read -ra _scenarios <<<"$scenarios"
 for s in "${_scenarios[@]}"; do
   case "$s" in grpc|grpc-produce|grpc-drain) grpc=1 ;; esac
+  [[ "$s" == scale ]] && scale=1
+  [[ "$s" != ceiling ]] && broker_needed=1
 done
 [[ $grpc == 1 && $tls == 1 ]] && die "--tls and the grpc scenario need different brokers: run them separately"
 
@@ -147,7 +188,12 @@ if [[ $tls == 1 && -z "${NAMESRV_ADDR:-}" ]]; then
   export RMQ_NAMESRV_PORT="${RMQ_BENCH_NAMESRV_PORT:-19896}" RMQ_BROKER_A_PORT="${RMQ_BENCH_BROKER_PORT:-20951}"
   unset RMQ_AUTH RMQ_TLS_CLIENT_AUTH
 fi
-if [[ -z "${NAMESRV_ADDR:-}" ]]; then
+if [[ $broker_needed == 0 ]]; then
+  log "the ceiling scenario alone: no broker (rmq-bench fake-drain runs the fake broker in process)"
+  NAMESRV_ADDR="${NAMESRV_ADDR:-}"
+elif [[ -z "${NAMESRV_ADDR:-}" ]]; then
+  # The scale scenario spreads its queues over two brokers: the local script starts broker-b too.
+  [[ $scale == 1 ]] && export RMQ_SECOND_BROKER=1
   if "$ROOT/scripts/rocketmq-local.sh" status >/dev/null 2>&1; then
     log "using the running local broker"
     if [[ $grpc == 1 ]] && ! "$ROOT/scripts/rocketmq-local.sh" env 2>/dev/null | grep -q RMQ_PROXY_ENDPOINT; then
@@ -184,7 +230,10 @@ cleanup() {
 trap cleanup EXIT
 export NAMESRV_ADDR
 rmq_version="${RMQ_VERSION:-5.5.0}"
-log "name server $NAMESRV_ADDR, RocketMQ $rmq_version${RMQ_PROXY_ENDPOINT:+, proxy $RMQ_PROXY_ENDPOINT}"
+[[ $broker_needed == 1 ]] && log "name server $NAMESRV_ADDR, RocketMQ $rmq_version${RMQ_PROXY_ENDPOINT:+, proxy $RMQ_PROXY_ENDPOINT}"
+if [[ $scale == 1 && -z "${RMQ_BROKER_B_ADDR:-}" ]]; then
+  log "scale: RMQ_BROKER_B_ADDR is not set: every scale topic goes to one broker"
+fi
 
 # ---- programs -------------------------------------------------------------------------------------
 unavailable=()
@@ -200,7 +249,7 @@ if [[ $build == 1 ]]; then
 fi
 [[ -x "$rmq_bench" ]] || die "$rmq_bench missing (run without --no-build)"
 
-if wants java-push || wants java-producer || wants java-pop-push; then
+if wants java-push || wants java-producer || wants java-pop-push || wants java-producer-batching; then
   java_dir="$BENCH/peers/java"
   if [[ $build == 1 ]]; then
     log "building the Java peer (Maven, rocketmq-client $rmq_version)"
@@ -214,7 +263,7 @@ if wants java-push || wants java-producer || wants java-pop-push; then
       if mvn_package -Dno.example=true; then
         java_producer=own
       else
-        unavailable+=("java-push=Maven build of bench/peers/java failed" "java-producer=Maven build of bench/peers/java failed" "java-pop-push=Maven build of bench/peers/java failed")
+        unavailable+=("java-push=Maven build of bench/peers/java failed" "java-producer=Maven build of bench/peers/java failed" "java-pop-push=Maven build of bench/peers/java failed" "java-producer-batching=Maven build of bench/peers/java failed")
       fi
     fi
   fi
@@ -222,7 +271,7 @@ if wants java-push || wants java-producer || wants java-pop-push; then
     java_cp="$java_dir/target/classes:$java_dir/target/lib-$rmq_version/*"
     compgen -G "$java_dir/target/lib-$rmq_version/rocketmq-example-*.jar" >/dev/null || java_producer=own
   elif [[ " ${unavailable[*]} " != *" java-push="* ]]; then
-    unavailable+=("java-push=bench/peers/java is not built" "java-producer=bench/peers/java is not built" "java-pop-push=bench/peers/java is not built")
+    unavailable+=("java-push=bench/peers/java is not built" "java-producer=bench/peers/java is not built" "java-pop-push=bench/peers/java is not built" "java-producer-batching=bench/peers/java is not built")
   fi
 fi
 
@@ -294,7 +343,12 @@ args=(
   --rmq-bench "$rmq_bench" --java-cp "$java_cp" --go-peer "$go_peer" --rust-peer "$rust_peer"
   --java-grpc-cp "$java_grpc_cp" --proxy-endpoint "${RMQ_PROXY_ENDPOINT:-}"
   --rocketmq-version "$rmq_version" --mode-name "$mode_name"
+  --batch-linger-ms "$batch_linger_ms" --batch-messages "$batch_messages" --batch-bytes "$batch_bytes"
+  --scale-queues "$scale_queues" --scale-topics "$scale_topics" --scale-topic-queues "$scale_topic_queues"
+  --idle-s "$idle_s" --ceiling-count "$ceiling_count"
+  --broker-addrs "${RMQ_BROKER_ADDR:-}${RMQ_BROKER_B_ADDR:+,${RMQ_BROKER_B_ADDR}}"
 )
+[[ -n "$scale_count" ]] && args+=(--scale-count "$scale_count")
 [[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
 [[ -n "$grpc_count" ]] && args+=(--grpc-count "$grpc_count")
 [[ $tls == 1 ]] && args+=(--tls-ca "$RMQ_TLS_CA")

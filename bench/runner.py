@@ -54,9 +54,22 @@ GRPC_PAIRS = [("rmq-grpc", "java-grpc", "grpc-produce-sync"), ("rmq-grpc", "java
               ("rmq-grpc-simple", "java-grpc-simple", "grpc-drain"), ("rmq-grpc-push", "java-grpc-push", "grpc-drain")]
 # The 5.x message type a topic served by the proxy needs.
 GRPC_TOPIC_ATTRIBUTES = "+message.type=NORMAL"
+# --scenarios produce-batching: rmq's async producer beside itself with auto-batching
+# (ProducerBuilder::batching), and the Java client's async sends with and without its autoBatch.
+BATCHING_CLIENTS = ["rmq-producer", "rmq-producer-batching", "java-producer", "java-producer-batching"]
+# --scenarios scale: push-consumer drains of 8 / 64 / 512 queues over the brokers and of 100
+# topics (scenario names scale-<Q>q, scale-<T>t); rmq's idle memory per queue.
+SCALE_CLIENTS = ["rmq-push", "java-push"]
+# --scenarios ceiling: rmq's consumers draining the in-process fake broker (rmq-bench fake-drain).
+CEILING_CLIENTS = ["rmq-push-fake", "rmq-pull-fake"]
+# Clients that exist only in their scenario.
+SCENARIO_CLIENTS = {"produce-batching": ["rmq-producer-batching", "java-producer-batching"],
+                    "ceiling": CEILING_CLIENTS}
+EXTRA_SCENARIOS = ("produce-batching", "scale", "ceiling")
 ALIASES = {
-    "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer", "rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push"],
-    "java": ["java-push", "java-producer", "java-grpc", "java-grpc-simple", "java-grpc-push"],
+    "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer", "rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push",
+            "rmq-producer-batching", "rmq-push-fake", "rmq-pull-fake"],
+    "java": ["java-push", "java-producer", "java-grpc", "java-grpc-simple", "java-grpc-push", "java-producer-batching"],
     "pop": ["rmq-push", "rmq-pop-push", "rmq-simple", "java-push", "java-pop-push"],
     "go": ["go-push"],
     "rocketmq-rust": ["rocketmq-rust-push"],
@@ -64,8 +77,10 @@ ALIASES = {
     # As --clients, rmq-grpc and java-grpc name the client's producer and its consumers.
     "rmq-grpc": ["rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push"],
     "java-grpc": ["java-grpc", "java-grpc-simple", "java-grpc-push"],
-    "all": DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS,
+    "all": DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS + ["rmq-producer-batching", "java-producer-batching"]
+    + CEILING_CLIENTS,
 }
+ALL_CLIENTS = list(dict.fromkeys(ALIASES["all"]))
 
 
 def log(msg):
@@ -92,6 +107,7 @@ class Run:
         self.cpu_s = None
         self.peak_rss_bytes = None
         self.hwm_bytes = None
+        self.peak_threads = None
         self.wall_s = None
         self.killed = False
 
@@ -136,17 +152,21 @@ class Run:
 
     def _poll_hwm(self):
         """Peak RSS = the process's VmHWM, read every 20 ms until it exits. (wait4's ru_maxrss
-        would also count the runner's own pages from before exec, a floor of ~18 MiB.)"""
+        would also count the runner's own pages from before exec, a floor of ~18 MiB.) The same
+        reading keeps the largest thread count seen (Threads)."""
         path = f"/proc/{self.proc.pid}/status"
         while self.proc.returncode is None:
             try:
                 with open(path) as f:
+                    hwm = False
                     for line in f:
                         if line.startswith("VmHWM:"):
                             kib = int(line.split()[1])
                             self.hwm_bytes = max(self.hwm_bytes or 0, kib * 1024)
-                            break
-                    else:
+                            hwm = True
+                        elif line.startswith("Threads:"):
+                            self.peak_threads = max(self.peak_threads or 0, int(line.split()[1]))
+                    if not hwm:
                         return  # zombie: no memory any more
             except (OSError, ValueError):
                 return
@@ -198,6 +218,10 @@ class Bench:
         self.failures = []
         self.available = set(a.available.split(",")) if a.available else set()
         self.unavailable = dict(x.split("=", 1) for x in a.unavailable) if a.unavailable else {}
+        self.brokers = [x for x in a.broker_addrs.split(",") if x] if a.broker_addrs else []
+        self.scale_assigned = {}  # (client, scale scenario) -> queues the consumer held at the end
+        self.scale_layout = {}  # scale scenario -> {"topics", "queues", "brokers"}
+        self.ceiling_util = {}  # client -> [(client busy share, fake busy share)]
 
     # ---- programs -------------------------------------------------------------------------
     def rmq(self, *args):
@@ -273,7 +297,7 @@ class Bench:
         self.runs.append({
             "name": r.name, "argv": r.argv, "status": r.status, "killed": r.killed,
             "wall_s": r.wall_s, "cpu_s": r.cpu_s, "peak_rss_bytes": r.peak_rss_bytes,
-            "result": r.result, "stderr_tail": r.stderr_tail[-10:] if not r.ok() else [],
+            "peak_threads": r.peak_threads, "result": r.result, "stderr_tail": r.stderr_tail[-10:] if not r.ok() else [],
         })
         if not r.ok():
             self.failures.append(r.failure())
@@ -284,10 +308,15 @@ class Bench:
             return
         self.values.setdefault((client, scenario, metric), []).append(float(value))
 
-    def create_topic(self, topic, attributes=None):
+    def create_topic(self, topic, attributes=None, queues=None, brokers=None):
+        """Creates topic (or the comma-joined topics) with queues (default --queues) on the broker
+        of RMQ_BROKER_ADDR, or queues on each of brokers (addresses)."""
         extra = ["--attributes", attributes] if attributes else []
-        r = self.run("create-topic " + topic, self.rmq("create-topic", "--topic", topic, "--queues",
-                                                      str(self.a.queues), *extra), 90)
+        if brokers:
+            extra += ["--broker-addr", ",".join(brokers)]
+        name = topic if len(topic) < 80 else topic[:60] + f"... ({topic.count(',') + 1} topics)"
+        r = self.run("create-topic " + name, self.rmq("create-topic", "--topic", topic, "--queues",
+                                                     str(queues or self.a.queues), *extra), 300)
         if not r.ok():
             raise SystemExit("cannot create topic %s: %s" % (topic, r.failure()))
 
@@ -311,7 +340,8 @@ class Bench:
 
     def preload_topic(self, topic, what, count):
         """rmq-bench preload: count messages into topic (remoting, batches of 32)."""
-        log(f"preloading {count} x {self.a.size} B into {topic} ({self.a.queues} queues)")
+        name = topic if "," not in topic else f"{topic.count(',') + 1} topics ({topic.split(',')[0]}, ...)"
+        log(f"preloading {count} x {self.a.size} B into {name}")
         r = self.run("preload", self.rmq("preload", "--topic", topic, "--count", str(count),
                                          "--size", str(self.a.size)), 900)
         if not r.ok():
@@ -352,6 +382,10 @@ class Bench:
                     self.add(client, scenario, "msgs_per_s", count / el)
                 self.add(client, scenario, "cpu_s_per_msg", r.cpu_s / count)
                 self.add(client, scenario, "peak_rss_bytes", r.peak_rss_bytes)
+                if scenario.startswith("scale-"):
+                    self.add(client, scenario, "threads", r.peak_threads)
+                    if res.get("assigned_queues") is not None:
+                        self.scale_assigned[(client, scenario)] = res["assigned_queues"]
                 log(f"  {client}: {count / el if el else 0:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
                     f"rss {r.peak_rss_bytes / 2**20:.0f} MiB, startup {res.get('startup_s', 0):.2f} s")
 
@@ -503,13 +537,180 @@ class Bench:
                     log(f"  {client} {mode}: {rate:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
                         f"rss {r.peak_rss_bytes / 2**20:.0f} MiB")
 
+    def record_produce(self, client, scenario, r, rep, mode):
+        """The figures of one producer run (rmq-bench produce or rmqbench.Produce)."""
+        if not r.ok():
+            return
+        res = r.result
+        rate, count = res.get("msgs_per_s"), res.get("count", 0)
+        if res.get("failed"):
+            self.failures.append(f"{scenario} {client} #{rep + 1}: {res['failed']} sends failed")
+        if not rate:
+            self.failures.append(f"{scenario} {client} #{rep + 1}: no throughput figure")
+            return
+        self.add(client, scenario, "msgs_per_s", rate)
+        if count:
+            self.add(client, scenario, "cpu_s_per_msg", r.cpu_s / count)
+        self.add(client, scenario, "peak_rss_bytes", r.peak_rss_bytes)
+        log(f"  {client} {mode}: {rate:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
+            f"rss {r.peak_rss_bytes / 2**20:.0f} MiB")
+
+    def produce_batching(self):
+        """produce-batching: async sends (one loop, --producer-inflight pending) of rmq's producer
+        without and with auto-batching, and of the Java producer without and with autoBatch,
+        interleaved per repetition on one topic."""
+        clients = self.clients_for(BATCHING_CLIENTS)
+        if not clients:
+            return
+        topic = f"bench_batching_{self.id}"
+        self.create_topic(topic)
+        n, size, inflight = self.a.producer_count, self.a.size, self.a.producer_inflight
+        # Java's autoBatch has no message-count bound: its byte bound is set to the batch rmq
+        # sends (batch-messages x size, at most batch-bytes), so both send batches of one size.
+        java_batch_bytes = min(self.a.batch_bytes, self.a.batch_messages * size)
+        for rep in range(self.a.reps):
+            for client in self.rotated(clients, rep):
+                if client.startswith("rmq-"):
+                    argv = self.rmq("produce", "--topic", topic, "--count", str(n), "--size", str(size),
+                                    "--mode", "async", "--inflight", str(inflight))
+                    if client == "rmq-producer-batching":
+                        argv += ["--batching", "1", "--linger-ms", str(self.a.batch_linger_ms),
+                                 "--batch-messages", str(self.a.batch_messages),
+                                 "--batch-bytes", str(self.a.batch_bytes)]
+                else:
+                    argv = ["java", *self.a.java_opts.split(), "-cp", self.a.java_cp, "rmqbench.Produce",
+                            "--namesrv", self.ns, "--topic", topic, "--count", str(n), "--size", str(size),
+                            "--mode", "async", "--inflight", str(inflight)]
+                    if client == "java-producer-batching":
+                        argv += ["--auto-batch", "1", "--batch-delay-ms", str(self.a.batch_linger_ms),
+                                 "--batch-max-bytes", str(java_batch_bytes)]
+                r = self.run(f"produce-batching {client} #{rep + 1}", argv, self.a.client_timeout + 60)
+                self.record_produce(client, "produce-batching", r, rep, "async")
+
+    def scale_cases(self):
+        """[(scenario, topics, queues per broker)] of the scale scenario."""
+        nb = len(self.brokers) or 1
+        cases = []
+        for q in self.a.scale_queues:
+            per = max(1, q // nb)
+            cases.append((f"scale-{per * nb}q", 1, per))
+        if self.a.scale_topics > 0:
+            per = max(1, self.a.scale_topic_queues // nb)
+            cases.append((f"scale-{self.a.scale_topics}t", self.a.scale_topics, per))
+        return cases
+
+    def scale_topics(self, kind, scenario, n_topics):
+        base = f"bench_{kind}_{scenario.replace('-', '_')}_{self.id}"
+        return base if n_topics == 1 else ",".join(f"{base}_{i}" for i in range(n_topics))
+
+    def idle_run(self, label, topics, queues, rep):
+        """rmq-bench idle-push on empty topics: the consumer's resident set once it holds every
+        queue; None when the run failed."""
+        group = f"bench_idle_{label.replace('-', '_')}_{self.id}_{rep}"
+        r = self.run(f"idle {label} #{rep + 1}",
+                     self.rmq("idle-push", "--topic", topics, "--group", group, "--expect-queues", str(queues),
+                              "--idle-s", str(self.a.idle_s), "--threads", str(self.a.threads),
+                              "--batch", str(self.a.batch)),
+                     self.a.client_timeout + 60)
+        if not r.ok():
+            return None
+        res = r.result
+        log(f"  idle {label}: {res.get('assigned_queues')} queues, rss {res.get('idle_rss_bytes', 0) / 2**20:.1f} MiB, "
+            f"{res.get('threads')} threads, idle cpu {res.get('idle_cpu_s', 0):.3f} s "
+            f"(all assigned after {res.get('assigned_s', 0):.1f} s)")
+        return res
+
+    def scale(self):
+        """scale: per case (8 / 64 / 512 queues spread over the brokers, 100 topics) a preloaded
+        topic drained by each client, and rmq's push consumer idle on an empty copy of the layout;
+        a baseline idle run holds one queue per broker."""
+        clients = self.clients_for(SCALE_CLIENTS)
+        if not clients:
+            return
+        nb = len(self.brokers) or 1
+        if nb < 2:
+            log("scale: one broker (set RMQ_BROKER_ADDR and RMQ_BROKER_B_ADDR for two)")
+        cases = self.scale_cases()
+        drains = []
+        for scenario, n_topics, per in cases:
+            topics = self.scale_topics("scale", scenario, n_topics)
+            self.create_topic(topics, queues=per, brokers=self.brokers)
+            self.preload_topic(topics, scenario, self.a.scale_count)
+            drains.append((scenario, topics))
+        idle = {}
+        if "rmq-push" in clients:
+            base_topic = self.scale_topics("idle", "scale-base", 1)
+            self.create_topic(base_topic, queues=1, brokers=self.brokers)
+            idle["scale-base"] = (base_topic, nb)
+            for scenario, n_topics, per in cases:
+                topics = self.scale_topics("idle", scenario, n_topics)
+                self.create_topic(topics, queues=per, brokers=self.brokers)
+                idle[scenario] = (topics, per * nb * n_topics)
+        for scenario, topics in drains:
+            self.drain_runs(scenario, clients, topics, self.a.scale_count)
+        for rep in range(self.a.reps):
+            base = self.idle_run("scale-base", *idle["scale-base"], rep) if idle else None
+            if base and base.get("idle_rss_bytes"):
+                self.add("rmq-push", "scale-base", "idle_rss_bytes", base["idle_rss_bytes"])
+            for scenario, _, _ in cases:
+                if scenario not in idle:
+                    continue
+                topics, queues = idle[scenario]
+                res = self.idle_run(scenario, topics, queues, rep)
+                if not res or not res.get("idle_rss_bytes"):
+                    continue
+                self.add("rmq-push", scenario, "idle_rss_bytes", res["idle_rss_bytes"])
+                if base and base.get("idle_rss_bytes") and queues > nb:
+                    per_queue = (res["idle_rss_bytes"] - base["idle_rss_bytes"]) / (queues - nb)
+                    self.add("rmq-push", scenario, "bytes_per_idle_queue", per_queue)
+        self.scale_layout = {s: {"topics": t, "queues": p * nb * t, "brokers": nb} for s, t, p in cases}
+        self.scale_layout["scale-base"] = {"topics": 1, "queues": nb, "brokers": nb}
+
+    def ceiling(self):
+        """ceiling: rmq-bench fake-drain, push and pull, against the in-process fake broker."""
+        clients = self.clients_for(CEILING_CLIENTS)
+        if not clients:
+            return
+        n = self.a.ceiling_count
+        for rep in range(self.a.reps):
+            for client in self.rotated(clients, rep):
+                kind = "push" if client == "rmq-push-fake" else "pull"
+                argv = [self.a.rmq_bench, "fake-drain", "--consumer", kind, "--count", str(n),
+                        "--size", str(self.a.size), "--queues", str(self.a.queues),
+                        "--threads", str(self.a.threads), "--batch", str(self.a.batch)]
+                r = self.run(f"ceiling {client} #{rep + 1}", argv, self.a.client_timeout + 60)
+                if not r.ok():
+                    continue
+                res = r.result
+                count = res.get("count", 0)
+                if res.get("timeout") or count < n:
+                    self.failures.append(f"ceiling {client} #{rep + 1}: received {count} of {n}")
+                    continue
+                self.add(client, "ceiling", "msgs_per_s", res.get("msgs_per_s"))
+                self.add(client, "ceiling", "cpu_s_per_msg", res["client_cpu_s"] / count)
+                self.add(client, "ceiling", "fake_cpu_s_per_msg", res["fake_cpu_s"] / count)
+                self.ceiling_util.setdefault(client, []).append((res.get("client_util"), res.get("fake_util")))
+                log(f"  {client}: {res.get('msgs_per_s', 0):,.0f} msg/s, client cpu {res['client_cpu_s']:.2f} s "
+                    f"({res.get('client_util', 0):.0%} busy), fake cpu {res['fake_cpu_s']:.2f} s "
+                    f"({res.get('fake_util', 0):.0%} busy); preload {res.get('preload_s', 0):.1f} s")
+
     # ---- output ---------------------------------------------------------------------------
     def rows(self):
-        order = {c: i for i, c in enumerate(DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS)}
-        sorder = {s: i for i, s in enumerate(["drain", "latency", "produce-sync", "produce-async", "produce-tx",
-                                              "grpc-produce-sync", "grpc-produce-async", "grpc-drain"])}
+        order = {c: i for i, c in enumerate(dict.fromkeys(DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS
+                                                          + BATCHING_CLIENTS + CEILING_CLIENTS))}
+        names = ["drain", "latency", "produce-sync", "produce-async", "produce-tx", "produce-batching",
+                 "grpc-produce-sync", "grpc-produce-async", "grpc-drain", "ceiling", "scale-base"]
+        sorder = {s: i for i, s in enumerate(names)}
+
+        def skey(s):
+            # scale-<Q>q by queues, then scale-<T>t, after every other scenario
+            if s in sorder:
+                return (sorder[s], 0)
+            return (len(names) + (1 if s.endswith("t") else 0), int("".join(ch for ch in s if ch.isdigit()) or 0))
+
         rows = []
-        for (c, s, m), v in sorted(self.values.items(), key=lambda kv: (sorder[kv[0][1]], order[kv[0][0]], kv[0][2])):
+        for (c, s, m), v in sorted(self.values.items(),
+                                   key=lambda kv: (skey(kv[0][1]), order.get(kv[0][0], 99), kv[0][2])):
             rows.append({"client": c, "scenario": s, "metric": m, "median": statistics.median(v),
                          "min": min(v), "max": max(v)})
         return rows
@@ -549,6 +750,9 @@ def table(rows, cfg):
         by.setdefault((r["scenario"], r["client"]), {})[r["metric"]] = r
     out = []
     grpc = f" (grpc: {cfg['grpc_count']:,} per run)" if "grpc_count" in cfg else ""
+    if "ceiling" in cfg:
+        grpc += (f" (ceiling: {cfg['ceiling']['count']:,} in the fake broker, client CPU of its own threads "
+                 "only, no RSS: the process holds the fake's store)")
     out.append(f"RocketMQ {cfg.get('rocketmq_version', '?')} on {cfg['cores']} cores; "
                f"{cfg['count']:,} x {cfg['size']} B{grpc}, {cfg['queues']} queues, "
                f"{cfg['repetitions']} repetition(s), median (min-max)")
@@ -566,6 +770,8 @@ def table(rows, cfg):
         return s
 
     for (s, c), d in by.items():
+        if s.startswith("scale-"):
+            continue  # scale_table
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             s, c,
             cell(d, "msgs_per_s", fmt_rate, rng=True),
@@ -578,10 +784,97 @@ def table(rows, cfg):
     return "\n".join(out)
 
 
+IDLE_QUEUE_TARGET = 16 * 1024  # bytes of memory per idle assigned queue, at most
+
+
+def growth_exponent(c1, c2, q1, q2):
+    """e in cost ∝ queues^e between (q1, c1) and (q2, c2); None when undefined."""
+    import math
+    if not c1 or not c2 or c1 <= 0 or c2 <= 0 or q1 <= 0 or q2 <= q1:
+        return None
+    return math.log(c2 / c1) / math.log(q2 / q1)
+
+
+def scale_table(rows, layout, assigned):
+    """The scale scenario's table (one row per case and client) and its growth lines."""
+    med = {(r["client"], r["scenario"], r["metric"]): r["median"] for r in rows}
+    cases = sorted({r["scenario"] for r in rows if r["scenario"].startswith("scale-") and r["scenario"] != "scale-base"},
+                   key=lambda s: (s.endswith("t"), layout.get(s, {}).get("queues", 0)))
+    if not cases:
+        return ""
+    clients = [c for c in SCALE_CLIENTS if any(k[0] == c and k[1] in cases for k in med)]
+    out = ["| case | client | topics | queues | brokers | msgs/s | CPU µs/msg | peak RSS MiB | threads (peak) "
+           "| pull loops | idle RSS MiB | idle KiB/queue |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def f(v, fmt):
+        return "" if v is None else fmt(v)
+
+    base = med.get(("rmq-push", "scale-base", "idle_rss_bytes"))
+    if base is not None:
+        lay = layout.get("scale-base", {})
+        out.append(f"| scale-base | rmq-push | 1 | {lay.get('queues', '')} | {lay.get('brokers', '')} | | | | | | "
+                   f"{base / 2**20:.1f} | |")
+    for s in cases:
+        lay = layout.get(s, {})
+        for c in clients:
+            g = lambda m: med.get((c, s, m))  # noqa: E731
+            if all(g(m) is None for m in ("msgs_per_s", "idle_rss_bytes")):
+                continue
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                s, c, lay.get("topics", ""), lay.get("queues", ""), lay.get("brokers", ""),
+                f(g("msgs_per_s"), fmt_rate), f(g("cpu_s_per_msg"), lambda v: f"{v * 1e6:.1f}"),
+                f(g("peak_rss_bytes"), lambda v: f"{v / 2**20:.0f}"), f(g("threads"), lambda v: f"{v:.0f}"),
+                assigned.get((c, s), "") if c.startswith("rmq-") else "",
+                f(g("idle_rss_bytes"), lambda v: f"{v / 2**20:.1f}"),
+                f(g("bytes_per_idle_queue"), lambda v: f"{v / 1024:.1f}")))
+    out.append("")
+    out.append("Pull loops: the queues the consumer held at the end of the drain; rmq-push runs one task per "
+               "assigned queue (its pull loop) besides a fixed few (rebalance, offset persistence, one reader and "
+               "one writer per broker connection), so tasks ≈ pull loops + a constant.")
+    # Growth with queues: cost ∝ queues^e between the smallest and the largest queue case
+    # (e <= 1: no worse than linear).
+    qcases = [s for s in cases if s.endswith("q")]
+    if len(qcases) >= 2:
+        lo, hi = qcases[0], qcases[-1]
+        q1, q2 = layout.get(lo, {}).get("queues", 0), layout.get(hi, {}).get("queues", 0)
+        out.append("")
+        out.append(f"Growth from {q1} to {q2} queues (cost ∝ queues^e; e <= 1: no worse than linear):")
+        for c in clients:
+            items = [("peak RSS", med.get((c, lo, "peak_rss_bytes")), med.get((c, hi, "peak_rss_bytes"))),
+                     ("threads", med.get((c, lo, "threads")), med.get((c, hi, "threads"))),
+                     ("CPU per message", med.get((c, lo, "cpu_s_per_msg")), med.get((c, hi, "cpu_s_per_msg")))]
+            items = [(name, c1, c2, q1, q2) for name, c1, c2 in items]
+            for name, c1, c2, qa, qb in items:
+                e = growth_exponent(c1, c2, qa, qb)
+                if e is None:
+                    out.append(f"- {c} {name}: n/a")
+                else:
+                    out.append(f"- {c} {name}: x{c2 / c1:.2f} for x{qb / qa:.0f} queues ({qa} -> {qb}), e = {e:.2f} "
+                               f"({'no worse than linear' if e <= 1.05 else 'WORSE than linear'})")
+        marg = []
+        for a_, b_ in zip(qcases, qcases[1:]):
+            ia, ib = med.get(("rmq-push", a_, "idle_rss_bytes")), med.get(("rmq-push", b_, "idle_rss_bytes"))
+            qa, qb = layout.get(a_, {}).get("queues", 0), layout.get(b_, {}).get("queues", 0)
+            if ia is not None and ib is not None and qb > qa:
+                marg.append(((qa, qb), (ib - ia) / (qb - qa)))
+        if marg:
+            # Linear: every added queue costs the same. The largest step's cost per added queue
+            # against the smallest step's (25 % slack for the allocator's noise on few queues).
+            verdict = ""
+            if len(marg) >= 2 and marg[0][1] > 0:
+                ok = marg[-1][1] <= 1.25 * marg[0][1]
+                verdict = f": x{marg[-1][1] / marg[0][1]:.2f}, {'linear or better' if ok else 'WORSE than linear'}"
+            out.append("- rmq-push idle memory per added queue: "
+                       + ", ".join(f"{qa}->{qb}: {v / 1024:.1f} KiB" for (qa, qb), v in marg)
+                       + (verdict or " (flat or falling: linear or better)"))
+    return "\n".join(out)
+
+
 def targets(rows, scenarios=("drain", "latency", "produce")):
     """The target lines: the remoting ones unless only the grpc scenario ran, the gRPC ones when it ran."""
     grpc = "grpc-produce" in scenarios or "grpc-drain" in scenarios
-    remoting = any(not s.startswith("grpc") for s in scenarios)
+    remoting = any(s in ("drain", "latency", "produce", "produce-tx") for s in scenarios)
     med = {(r["client"], r["scenario"], r["metric"]): r["median"] for r in rows}
 
     def g(c, s, m):
@@ -621,6 +914,38 @@ def targets(rows, scenarios=("drain", "latency", "produce")):
         tx, sync = g("rmq-producer", "produce-tx", "msgs_per_s"), g("rmq-producer", "produce-sync", "msgs_per_s")
         if tx and sync:
             out.append(f"- rmq-producer produce-tx / produce-sync msgs/s: {tx / sync:.2f} (informative)")
+    if "produce-batching" in scenarios:
+        check("batching ≥ 3× rmq async throughput (rmq-producer-batching / rmq-producer produce-batching msgs/s)",
+              g("rmq-producer-batching", "produce-batching", "msgs_per_s"),
+              g("rmq-producer", "produce-batching", "msgs_per_s"), ">=", 3.0)
+        for ours, theirs in (("rmq-producer-batching", "java-producer-batching"), ("java-producer-batching", "java-producer")):
+            a_, b_ = g(ours, "produce-batching", "msgs_per_s"), g(theirs, "produce-batching", "msgs_per_s")
+            if a_ and b_:
+                out.append(f"- {ours} / {theirs} produce-batching msgs/s: {a_ / b_:.2f} (informative)")
+    if "scale" in scenarios:
+        per_queue = {r["scenario"]: r["median"] for r in rows
+                     if r["client"] == "rmq-push" and r["metric"] == "bytes_per_idle_queue"}
+        qcases = sorted((s for s in per_queue if s.endswith("q")), key=lambda s: int(s[len("scale-"):-1]))
+        if not per_queue:
+            out.append(f"- rmq-push memory per idle queue (<= {IDLE_QUEUE_TARGET // 1024} KiB): n/a")
+        for s in qcases + [s for s in per_queue if s.endswith("t")]:
+            v = per_queue[s]
+            # The largest queue case carries the target; smaller ones divide noise by few queues.
+            verdict = ("met" if v <= IDLE_QUEUE_TARGET else "MISSED") if s in qcases[-1:] else "informative"
+            out.append(f"- rmq-push memory per idle queue, {s}: {v / 1024:.1f} KiB (target <= "
+                       f"{IDLE_QUEUE_TARGET // 1024} KiB) {verdict}")
+    if "ceiling" in scenarios:
+        for c, real in (("rmq-push-fake", "rmq-push"), ("rmq-pull-fake", "rmq-pull")):
+            rate, cpu = g(c, "ceiling", "msgs_per_s"), g(c, "ceiling", "cpu_s_per_msg")
+            fake = g(c, "ceiling", "fake_cpu_s_per_msg")
+            if rate is None:
+                continue
+            line = (f"- {c}: {rate:,.0f} msg/s, client {cpu * 1e6:.2f} µs CPU/msg "
+                    f"(fake {fake * 1e6:.2f} µs/msg; informative)")
+            real_cpu = g(real, "drain", "cpu_s_per_msg")
+            if real_cpu:
+                line += f"; {real} on the broker: {real_cpu * 1e6:.2f} µs/msg (whole process, start-up included)"
+            out.append(line)
     if grpc:
         # Through the 5.x proxy: rmq against the official Java gRPC client, per scenario.
         for ours, theirs, s in GRPC_PAIRS:
@@ -677,7 +1002,27 @@ def main():
     p.add_argument("--secret-key", default="")
     p.add_argument("--metrics", action="store_true", help="adds rmq-push-metrics (a metrics recorder installed)")
     p.add_argument("--trace", action="store_true", help="adds rmq-push-trace (RocketMQ message trace on)")
+    p.add_argument("--broker-addrs", default="",
+                   help="comma-separated broker addresses the scale scenario spreads its queues over")
+    p.add_argument("--batch-linger-ms", type=int, default=5, help="produce-batching: linger of a batch")
+    p.add_argument("--batch-messages", type=int, default=32, help="produce-batching: most messages in a batch")
+    p.add_argument("--batch-bytes", type=int, default=256 * 1024, help="produce-batching: most body bytes in a batch")
+    p.add_argument("--scale-queues", default="8,64,512",
+                   help="scale: the queue counts of the single-topic cases (spread over the brokers)")
+    p.add_argument("--scale-topics", type=int, default=100, help="scale: topics of the many-topics case (0: none)")
+    p.add_argument("--scale-topic-queues", type=int, default=4,
+                   help="scale: queues of each topic of the many-topics case (spread over the brokers)")
+    p.add_argument("--scale-count", type=int, default=None, help="scale: messages per drain (default --count)")
+    p.add_argument("--idle-s", type=float, default=5.0,
+                   help="scale: seconds an idle consumer holds its queues before its memory is read")
+    p.add_argument("--ceiling-count", type=int, default=None,
+                   help="ceiling: messages the fake broker holds and each client drains (default --count)")
     a = p.parse_args()
+    a.scale_queues = [int(x) for x in a.scale_queues.split(",") if x.strip()]
+    if a.scale_count is None:
+        a.scale_count = a.count
+    if a.ceiling_count is None:
+        a.ceiling_count = a.count
     kinds = set()
     if a.metrics:
         kinds.add("metrics")
@@ -702,22 +1047,25 @@ def main():
             continue
         if c in ALIASES:
             wanted.update(ALIASES[c])
-        elif c in DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS:
+        elif c in DRAIN_CLIENTS + PRODUCER_CLIENTS + ALL_CLIENTS:
             wanted.add(c)
         else:
             raise SystemExit(f"unknown client {c!r}: use "
-                             f"{', '.join(dict.fromkeys(list(ALIASES) + DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS))}")
+                             f"{', '.join(dict.fromkeys(list(ALIASES) + DRAIN_CLIENTS + PRODUCER_CLIENTS + ALL_CLIENTS))}")
     for variant, (base, kind) in VARIANTS.items():
         if kind in kinds and base in wanted:
             wanted.add(variant)
     scenarios = []
     for s in (s.strip() for s in a.scenarios.split(",") if s.strip()):
-        if s not in ("drain", "latency", "produce", "produce-tx", *GRPC_SCENARIOS):
+        if s not in ("drain", "latency", "produce", "produce-tx", *GRPC_SCENARIOS, *EXTRA_SCENARIOS):
             raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce, produce-tx, grpc "
-                             "(or grpc-produce, grpc-drain)")
+                             "(or grpc-produce, grpc-drain), produce-batching, scale, ceiling")
         scenarios.extend(GRPC_SCENARIOS.get(s, [s]))
     scenarios = list(dict.fromkeys(scenarios))
     grpc = "grpc-produce" in scenarios or "grpc-drain" in scenarios
+    for scenario, only in SCENARIO_CLIENTS.items():
+        if scenario not in scenarios:
+            wanted -= set(only)
     if not grpc:
         wanted -= set(GRPC_CLIENTS)
     elif not a.proxy_endpoint:
@@ -730,6 +1078,8 @@ def main():
             b.unavailable.setdefault(c, "pop needs RocketMQ 5")
         for c in set(GRPC_CLIENTS) & a.client_set:
             b.unavailable.setdefault(c, "the proxy (gRPC) needs RocketMQ 5")
+        if "java-producer-batching" in a.client_set:
+            b.unavailable.setdefault("java-producer-batching", "autoBatch needs rocketmq-client 5.x")
     for c, why in GRPC_PENDING.items():
         if c in a.client_set:
             b.unavailable.setdefault(c, why)
@@ -749,6 +1099,12 @@ def main():
         b.grpc_produce()
     if "grpc-drain" in scenarios:
         b.grpc_drain()
+    if "produce-batching" in scenarios:
+        b.produce_batching()
+    if "scale" in scenarios:
+        b.scale()
+    if "ceiling" in scenarios:
+        b.ceiling()
     took = time.monotonic() - started
 
     cfg = {
@@ -778,6 +1134,17 @@ def main():
         "duration_s": round(took, 1),
         "java_opts": a.java_opts,
     }
+    if "produce-batching" in scenarios:
+        cfg["batching"] = {"linger_ms": a.batch_linger_ms, "max_messages": a.batch_messages,
+                           "max_bytes": a.batch_bytes, "inflight": a.producer_inflight,
+                           "java_batch_max_bytes": min(a.batch_bytes, a.batch_messages * a.size)}
+    if "scale" in scenarios:
+        cfg["scale"] = {"count": a.scale_count, "brokers": b.brokers or ["RMQ_BROKER_ADDR / first master"],
+                        "cases": b.scale_layout, "idle_s": a.idle_s,
+                        "assigned_queues": {f"{c} {s}": n for (c, s), n in b.scale_assigned.items()}}
+    if "ceiling" in scenarios:
+        cfg["ceiling"] = {"count": a.ceiling_count, "queues": a.queues, "client_workers": 1, "fake_workers": 1,
+                          "busy_share": {c: [{"client": u, "fake": f} for u, f in v] for c, v in b.ceiling_util.items()}}
     if grpc:
         cfg["proxy_endpoint"] = a.proxy_endpoint
         cfg["grpc_count"] = a.grpc_count
@@ -800,8 +1167,15 @@ def main():
     except (OSError, subprocess.SubprocessError) as e:
         png = f"(chart failed: {e})"
 
-    print(table(rows, cfg))
-    print()
+    if any(not r["scenario"].startswith("scale-") for r in rows):
+        print(table(rows, cfg))
+        print()
+    if "scale" in scenarios:
+        print(f"Scale: {a.scale_count:,} x {a.size} B per drain, rmq-push idle {a.idle_s:g} s on empty topics "
+              f"of the same layout, median of {a.reps} repetition(s)")
+        print()
+        print(scale_table(rows, b.scale_layout, b.scale_assigned))
+        print()
     print("Targets (measured, not asserted):")
     print(targets(rows, scenarios))
     if b.unavailable:

@@ -85,6 +85,24 @@ const PANELS: &[(&str, &str, &str, f64)] = &[
         1.0,
     ),
     (
+        "produce-batching",
+        "msgs_per_s",
+        "Produce async, auto-batching beside plain: messages/s (higher is better)",
+        1.0,
+    ),
+    (
+        "ceiling",
+        "msgs_per_s",
+        "Ceiling (in-process fake broker): messages/s (higher is better)",
+        1.0,
+    ),
+    (
+        "ceiling",
+        "cpu_s_per_msg",
+        "Ceiling: client CPU µs per message (lower is better)",
+        1e6,
+    ),
+    (
         "grpc-produce-sync",
         "msgs_per_s",
         "gRPC produce sync: messages/s (higher is better)",

@@ -51,8 +51,9 @@ impl DrainArgs {
     }
 }
 
+/// The no-op listener of every push mode: counts (and with `--latency-skip` times) the messages.
 #[derive(Debug)]
-struct CountingListener(Arc<Stats>);
+pub(crate) struct CountingListener(pub(crate) Arc<Stats>);
 
 #[async_trait]
 impl MessageListener for CountingListener {
@@ -93,15 +94,39 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
     }
     let stats = Arc::new(Stats::new(a.expect, a.latency_skip));
     let started = Instant::now();
-    let endpoint = flags.optional::<String>("endpoint")?;
-    let builder = PushConsumer::builder()
-        .group(a.group.clone())
-        .subscribe(a.topic.clone(), "*")
-        .consume_concurrency(a.threads)
-        .consume_batch_max_size(1)
-        .pull_batch_size(usize::try_from(a.batch).unwrap_or(32));
-    // Through the proxy the start offset, pop mode and trace are the proxy's.
-    let builder = match &endpoint {
+    let topics = crate::topic::topics(flags)?;
+    let consumer = start_push(flags, &a, &topics, pop, trace, stats.clone()).await?;
+    println!("READY");
+    let timed_out = stats.wait(a.timeout).await;
+    let client = match (flags.optional::<String>("endpoint")?, pop) {
+        (Some(_), _) => "rmq-grpc-push",
+        (None, true) => "rmq-pop-push",
+        (None, false) => "rmq-push",
+    };
+    let mut result = stats.result(client, started, timed_out);
+    // What the scale scenario reports beside the drain figures: the queues this consumer holds
+    // (one pull loop each) and the process's threads, at the end of the drain.
+    result["assigned_queues"] = consumer.inspect().len().into();
+    result["threads"] = crate::procfs::threads().into();
+    println!("{}", crate::stats::result_line(&result));
+    let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+    Ok(())
+}
+
+/// rmq's PushConsumer as every push mode of the driver starts it: fresh group `a.group`, first
+/// offset, every topic of `topics` subscribed with `*`, `a.threads` concurrent listener calls of
+/// one message, pull batch `a.batch`. With `--endpoint`, through the RocketMQ 5.x proxy (the start
+/// offset, pop mode and trace are then the proxy's).
+async fn start_push(
+    flags: &Flags,
+    a: &DrainArgs,
+    topics: &[String],
+    pop: bool,
+    trace: bool,
+    stats: Arc<Stats>,
+) -> Result<PushConsumer> {
+    let mut builder = PushConsumer::builder().group(a.group.clone());
+    builder = match flags.optional::<String>("endpoint")? {
         Some(e) => builder.endpoint(e),
         None => builder
             .client_config(flags.client_config(None)?)
@@ -109,21 +134,94 @@ pub(crate) async fn drain_push(flags: &Flags) -> Result<()> {
             .pop_mode(pop)
             .enable_trace(trace),
     };
-    let consumer: PushConsumer = builder
-        .start(CountingListener(stats.clone()))
+    for topic in topics {
+        builder = builder.subscribe(topic.clone(), "*");
+    }
+    builder
+        .consume_concurrency(a.threads)
+        .consume_batch_max_size(1)
+        .pull_batch_size(usize::try_from(a.batch).unwrap_or(32))
+        .start(CountingListener(stats))
         .await
         .map_err(|source| BenchError::Consumer {
-            what: format!("starting the push consumer of {}", a.topic),
+            what: format!("starting the push consumer of {}", topics.join(",")),
             source: Box::new(source),
-        })?;
-    println!("READY");
-    let timed_out = stats.wait(a.timeout).await;
-    let client = match (&endpoint, pop) {
-        (Some(_), _) => "rmq-grpc-push",
-        (None, true) => "rmq-pop-push",
-        (None, false) => "rmq-push",
+        })
+}
+
+/// `idle-push --topic T[,T2...] --group G --expect-queues Q [--idle-s 5] [--threads 20]
+/// [--batch 32]`: rmq's PushConsumer (as `drain-push` starts it) on empty topics: once it holds
+/// all Q queues of the topics (each with its pull loop and a held long poll at the broker; the
+/// group's retry queues come on top, in `assigned_queues`) and `idle-s`
+/// seconds passed, the resident set (`VmRSS`, the median of 5 readings 200 ms apart), the
+/// thread count and the CPU seconds spent while idle. `bench/run.sh --scenarios scale` runs it
+/// with Q queues and with a baseline of few queues: (RSS(Q) − RSS(base)) / (Q − base) is the
+/// memory per idle queue.
+pub(crate) async fn idle_push(flags: &Flags) -> Result<()> {
+    let a = DrainArgs {
+        topic: flags.required("topic")?,
+        group: flags.required("group")?,
+        expect: u64::MAX,
+        threads: flags.get("threads", 20)?,
+        batch: flags.get("batch", 32)?,
+        latency_skip: None,
+        timeout: Duration::from_secs(flags.get("timeout-s", 120)?),
     };
-    println!("{}", stats.result_line(client, started, timed_out));
+    let want: usize = flags.required("expect-queues")?;
+    let idle = Duration::from_secs_f64(flags.get("idle-s", 5.0)?);
+    let topics = crate::topic::topics(flags)?;
+    let stats = Arc::new(Stats::new(a.expect, None));
+    let started = Instant::now();
+    let consumer = start_push(flags, &a, &topics, false, false, stats.clone()).await?;
+    println!("READY");
+    let deadline = started + a.timeout;
+    // The queues of the subscribed topics (the group's retry topic adds its own).
+    let topic_queues = |c: &PushConsumer| {
+        c.inspect()
+            .iter()
+            .filter(|q| topics.contains(&q.queue.topic))
+            .count()
+    };
+    let mut assigned = topic_queues(&consumer);
+    while assigned < want {
+        if Instant::now() > deadline {
+            let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+            return Err(BenchError::Other(format!(
+                "the push consumer holds {assigned} of {want} queues after {} s",
+                a.timeout.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assigned = topic_queues(&consumer);
+    }
+    let assigned_s = started.elapsed().as_secs_f64();
+    let cpu_before: f64 = crate::procfs::thread_cpu().iter().map(|t| t.cpu_s).sum();
+    tokio::time::sleep(idle).await;
+    let mut samples = Vec::new();
+    for _ in 0..5 {
+        samples.extend(crate::procfs::rss_bytes());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    samples.sort_unstable();
+    let cpu_idle = crate::procfs::thread_cpu()
+        .iter()
+        .map(|t| t.cpu_s)
+        .sum::<f64>()
+        - cpu_before;
+    let line = serde_json::json!({
+        "client": "rmq-push",
+        "assigned_queues": consumer.inspect().len(),
+        "topic_queues": topic_queues(&consumer),
+        "topics": topics.len(),
+        "assigned_s": assigned_s,
+        "idle_s": idle.as_secs_f64() + 1.0,
+        "idle_rss_bytes": samples.get(samples.len() / 2),
+        "rss_samples": samples,
+        "threads": crate::procfs::threads(),
+        "idle_cpu_s": cpu_idle,
+        "received": stats.count(),
+    });
+    println!("{}", crate::stats::result_line(&line));
     let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
     Ok(())
 }
@@ -314,14 +412,30 @@ pub(crate) async fn drain_pull(flags: &Flags) -> Result<()> {
             source: Box::new(source),
         })?;
     println!("READY");
+    let timed_out = pull_queues(&consumer, queues, &stats, a.batch, a.timeout).await?;
+    println!("{}", stats.result_line("rmq-pull", started, timed_out));
+    let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
+    Ok(())
+}
+
+/// One task per queue pulls it with `consumer` from offset 0, `batch` messages a call, until
+/// the queue has no new message or `stats` counted every expected message; true when `timeout`
+/// passed first.
+pub(crate) async fn pull_queues(
+    consumer: &rmq_consumer_pull::PullConsumer,
+    queues: Vec<MessageQueue>,
+    stats: &Arc<Stats>,
+    batch: i32,
+    timeout: Duration,
+) -> Result<bool> {
     let mut handles = Vec::new();
     for mq in queues {
-        let (consumer, stats, a) = (consumer.clone(), stats.clone(), a.clone());
+        let (consumer, stats) = (consumer.clone(), stats.clone());
         handles.push(tokio::spawn(async move {
             let mut offset = 0i64;
             loop {
                 let result = consumer
-                    .pull(&mq, "*", offset, a.batch)
+                    .pull(&mq, "*", offset, batch)
                     .await
                     .map_err(|source| BenchError::PullConsumer {
                         what: format!("pulling {mq} at {offset}"),
@@ -341,7 +455,7 @@ pub(crate) async fn drain_pull(flags: &Flags) -> Result<()> {
             }
         }));
     }
-    let waiter = stats.wait(a.timeout);
+    let waiter = stats.wait(timeout);
     let all = async {
         for h in handles {
             h.await
@@ -354,9 +468,7 @@ pub(crate) async fn drain_pull(flags: &Flags) -> Result<()> {
         r = all => (false, r),
     };
     pulled?;
-    println!("{}", stats.result_line("rmq-pull", started, timed_out));
-    let _ = tokio::time::timeout(Duration::from_secs(5), consumer.shutdown()).await;
-    Ok(())
+    Ok(timed_out)
 }
 
 /// Counts the stored records of a pull body by walking their TOTALSIZE

@@ -1,11 +1,13 @@
 //! `rmq-bench`: the rmq side of the benchmark harness (`bench/run.sh`).
 //!
 //! ```text
-//! rmq-bench create-topic    --topic T --queues Q [--broker-addr A] [--attributes +message.type=NORMAL]
-//! rmq-bench preload         --topic T --count N --size S [--batch 32] [--tasks 8]
-//! rmq-bench produce         --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 1000] [--endpoint E]
+//! rmq-bench create-topic    --topic T[,T2...] --queues Q [--broker-addr A[,B...]] [--attributes +message.type=NORMAL]
+//! rmq-bench preload         --topic T[,T2...] --count N --size S [--batch 32] [--tasks 8]
+//! rmq-bench produce         --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 1000] [--endpoint E] [--batching 1]
 //! rmq-bench latency-produce --topic T --rate R --duration-s D [--warmup-s 2] [--size S]
-//! rmq-bench drain-push      --topic T --group G --expect N [--threads 20] [--batch 32] [--latency-skip K] [--pop 1]
+//! rmq-bench drain-push      --topic T[,T2...] --group G --expect N [--threads 20] [--batch 32] [--latency-skip K] [--pop 1]
+//! rmq-bench idle-push       --topic T[,T2...] --group G --expect-queues Q [--idle-s 5]
+//! rmq-bench fake-drain      --consumer push|pull --count N [--size S] [--queues Q] [--threads 20] [--batch 32]
 //! rmq-bench drain-pull      --topic T --group G --expect N [--batch 32]
 //! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32] [--endpoint E]
 //! rmq-bench set-pop-mode    --topic T --group G
@@ -22,6 +24,8 @@ mod args;
 mod chart;
 mod drain;
 mod error;
+mod fake_drain;
+mod procfs;
 mod produce;
 mod stats;
 mod topic;
@@ -29,7 +33,7 @@ mod topic;
 use args::Flags;
 use error::{BenchError, Result};
 
-const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|drain-pull|drain-simple|set-pop-mode|raw-pull|chart> --flag value ... (see bench/README.md)";
+const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|idle-push|drain-pull|drain-simple|fake-drain|set-pop-mode|raw-pull|chart> --flag value ... (see bench/README.md)";
 
 async fn run(mode: &str, flags: &Flags) -> Result<()> {
     match mode {
@@ -38,6 +42,7 @@ async fn run(mode: &str, flags: &Flags) -> Result<()> {
         "produce" => produce::produce(flags).await,
         "latency-produce" => produce::latency_produce(flags).await,
         "drain-push" => drain::drain_push(flags).await,
+        "idle-push" => drain::idle_push(flags).await,
         "drain-pull" => drain::drain_pull(flags).await,
         "drain-simple" => drain::drain_simple(flags).await,
         "set-pop-mode" => drain::set_pop_mode(flags).await,
@@ -54,6 +59,10 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(2);
     };
     let outcome = Flags::parse(argv).and_then(|flags| {
+        if mode == "fake-drain" {
+            // Builds its own runtimes: one for the in-process fake broker, one for the client.
+            return fake_drain::fake_drain(&flags);
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use rmq_producer::{
-    Message, Producer, TransactionProducer, TransactionState, UnsentExt, transaction_fn,
+    Batching, Message, Producer, TransactionProducer, TransactionState, UnsentExt, transaction_fn,
 };
 use tokio::sync::Semaphore;
 
@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::stats::{now_us, result_line};
 
 /// A body of `size` bytes (printable, not compressible to nothing).
-fn body(size: usize) -> Bytes {
+pub(crate) fn body(size: usize) -> Bytes {
     let mut b = BytesMut::with_capacity(size);
     for i in 0..size {
         // 'a'..='z' repeating, shifted every 26 bytes: stable, cheap.
@@ -39,6 +39,9 @@ async fn start_producer(flags: &Flags, name: &str) -> Result<Producer> {
     if let Some(endpoint) = flags.optional::<String>("endpoint")? {
         builder = builder.endpoint(endpoint);
     }
+    if let Some(b) = batching(flags)? {
+        builder = builder.batching(b.linger, b.max_messages, b.max_bytes);
+    }
     builder
         .start()
         .await
@@ -48,10 +51,32 @@ async fn start_producer(flags: &Flags, name: &str) -> Result<Producer> {
         })
 }
 
-/// `preload --topic T --count N --size S [--batch 32] [--tasks 8]`: N messages,
-/// sent in batches (SEND_BATCH_MESSAGE) by `tasks` concurrent loops.
+/// Auto-batching of `produce --batching 1 [--linger-ms 5] [--batch-messages 32]
+/// [--batch-bytes 262144]`: concurrent sends of a topic grouped into SEND_BATCH_MESSAGE
+/// (`ProducerBuilder::batching`); `None` without `--batching 1`.
+fn batching(flags: &Flags) -> Result<Option<Batching>> {
+    if flags.get::<u8>("batching", 0)? != 1 {
+        return Ok(None);
+    }
+    Ok(Some(Batching::new(
+        Duration::from_millis(flags.get("linger-ms", DEFAULT_LINGER_MS)?),
+        flags.get("batch-messages", DEFAULT_BATCH_MESSAGES)?,
+        flags.get("batch-bytes", DEFAULT_BATCH_BYTES)?,
+    )))
+}
+
+/// Defaults of `produce --batching 1` (bench/run.sh's `--batch-linger-ms`,
+/// `--batch-messages`, `--batch-bytes`): 1 000 sends in flight fill a batch of 32 long before
+/// the linger time is up, so batches go out full.
+const DEFAULT_LINGER_MS: u64 = 5;
+const DEFAULT_BATCH_MESSAGES: usize = 32;
+const DEFAULT_BATCH_BYTES: usize = 256 * 1024;
+
+/// `preload --topic T[,T2...] --count N --size S [--batch 32] [--tasks 8]`: N messages,
+/// sent in batches (SEND_BATCH_MESSAGE) by `tasks` concurrent loops; with several topics,
+/// batch i goes to topic i mod their number.
 pub(crate) async fn preload(flags: &Flags) -> Result<()> {
-    let topic: String = flags.required("topic")?;
+    let topics = Arc::new(crate::topic::topics(flags)?);
     let count: u64 = flags.required("count")?;
     let size: usize = flags.get("size", 1024)?;
     let batch: u64 = flags.get("batch", 32u64)?.max(1);
@@ -62,17 +87,19 @@ pub(crate) async fn preload(flags: &Flags) -> Result<()> {
     let started = Instant::now();
     let mut handles = Vec::new();
     for _ in 0..tasks {
-        let (producer, topic, body, next) =
-            (producer.clone(), topic.clone(), body.clone(), next.clone());
+        let (producer, topics, body, next) =
+            (producer.clone(), topics.clone(), body.clone(), next.clone());
         handles.push(tokio::spawn(async move {
             loop {
                 let from = next.fetch_add(batch, Ordering::AcqRel);
                 if from >= count {
                     return Ok::<(), BenchError>(());
                 }
+                let which = usize::try_from(from / batch).unwrap_or(0) % topics.len();
+                let topic = &topics[which];
                 let n = batch.min(count - from);
                 let msgs: Vec<Message> = (0..n)
-                    .map(|_| Message::new(topic.clone(), body.clone()))
+                    .map(|_| Message::new(topic.as_str(), body.clone()))
                     .collect();
                 let mut tries = 0;
                 let mut msgs = msgs;
@@ -85,7 +112,7 @@ pub(crate) async fn preload(flags: &Flags) -> Result<()> {
                             msgs = match e.into_unsent() {
                                 Some(rmq_producer::Unsent::Batch(b)) => b,
                                 _ => (0..n)
-                                    .map(|_| Message::new(topic.clone(), body.clone()))
+                                    .map(|_| Message::new(topic.as_str(), body.clone()))
                                     .collect(),
                             };
                         }
@@ -164,7 +191,7 @@ where
 }
 
 /// `produce --topic T --count N --size S --mode sync|async|tx [--tasks 64] [--inflight 1000]
-/// [--endpoint HOST:PORT]`.
+/// [--endpoint HOST:PORT] [--batching 1 [--linger-ms 5] [--batch-messages 32] [--batch-bytes 262144]]`.
 ///
 /// sync: `tasks` loops each `send` N/tasks messages and wait for each answer
 /// (the Java benchmark Producer's `-w` threads). tx: the same loops with
@@ -175,7 +202,9 @@ where
 /// 10 000 queued sends, which on 2 cores makes the Java client's sends time
 /// out, so the harness uses 1 000 for both clients). With `--endpoint`, sync and async go
 /// through the RocketMQ 5.x proxy at that gRPC address (the same `send` / `send_with_callback`;
-/// the result line names the client `rmq-grpc`).
+/// the result line names the client `rmq-grpc`). With `--batching 1` (sync or async) the producer
+/// groups the concurrent sends into SEND_BATCH_MESSAGE (`ProducerBuilder::batching`); the result
+/// line names the client `rmq-producer-batching`.
 pub(crate) async fn produce(flags: &Flags) -> Result<()> {
     let topic: String = flags.required("topic")?;
     let count: u64 = flags.required("count")?;
@@ -189,7 +218,19 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
             "--mode tx measures the remoting transactional producer; it takes no --endpoint".into(),
         ));
     }
-    let client = if grpc { "rmq-grpc" } else { "rmq-producer" };
+    let batched = batching(flags)?.is_some();
+    if batched && (grpc || mode == "tx") {
+        return Err(BenchError::Args(
+            "--batching 1 measures the remoting producer's auto-batching of concurrent sends \
+             (--mode sync or async, no --endpoint)"
+                .into(),
+        ));
+    }
+    let client = match (grpc, batched) {
+        (true, _) => "rmq-grpc",
+        (false, true) => "rmq-producer-batching",
+        (false, false) => "rmq-producer",
+    };
     let ok = Arc::new(AtomicU64::new(0));
     // msgs_per_s = successes / (first send .. last answer). For reference, also
     // the Java benchmark Producer's way ("Send TPS"): a snapshot of the success

@@ -125,6 +125,16 @@ impl Stats {
 
     /// The `RESULT {json}` line for `client`; `started` is when the client was started.
     pub(crate) fn result_line(&self, client: &str, started: Instant, timed_out: bool) -> String {
+        result_line(&self.result(client, started, timed_out))
+    }
+
+    /// The object of [`result_line`](Self::result_line), for a mode that adds its own fields.
+    pub(crate) fn result(
+        &self,
+        client: &str,
+        started: Instant,
+        timed_out: bool,
+    ) -> serde_json::Value {
         let (first, last) = {
             let t = self
                 .times
@@ -141,7 +151,7 @@ impl Stats {
             .latencies_us
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        result_line(&json!({
+        json!({
             "client": client,
             "count": self.count(),
             "elapsed_s": elapsed,
@@ -151,7 +161,19 @@ impl Stats {
             "p50_ms": percentile_ms(&lat, 0.50),
             "p99_ms": percentile_ms(&lat, 0.99),
             "p999_ms": percentile_ms(&lat, 0.999),
-        }))
+        })
+    }
+
+    /// Seconds from the first to the last counted message (0 before two arrived).
+    pub(crate) fn elapsed_s(&self) -> f64 {
+        let t = self
+            .times
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (t.first, t.last) {
+            (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
+            _ => 0.0,
+        }
     }
 }
 

@@ -16,7 +16,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  * Drain / latency peer on the official Java client's DefaultMQPushConsumer, for bench/run.sh.
  *
  * <pre>
- * java -cp target/classes:target/lib/* rmqbench.Drain --namesrv ADDR --topic T --group G --expect N
+ * java -cp target/classes:target/lib/* rmqbench.Drain --namesrv ADDR --topic T[,T2...] --group G --expect N
  *      [--threads 20] [--batch 32] [--latency-skip K] [--timeout-s 600]
  * </pre>
  *
@@ -106,7 +106,12 @@ public final class Drain {
             // mode POP (set beforehand by rmq-bench set-pop-mode), the consumer pops them.
             consumer.getClass().getMethod("setClientRebalance", boolean.class).invoke(consumer, false);
         }
-        consumer.subscribe(topic, "*");
+        // --topic A,B,...: every topic subscribed (bench/run.sh --scenarios scale, 100 topics).
+        for (String t : topic.split(",")) {
+            if (!t.isEmpty()) {
+                consumer.subscribe(t, "*");
+            }
+        }
         consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
             long now = System.nanoTime();
             if (skip >= 0) {
