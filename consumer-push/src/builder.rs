@@ -323,7 +323,7 @@ impl PushConsumerBuilder {
     /// type (`+message.type=NORMAL|FIFO|DELAY`).
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), rmq_consumer_push::Error> {
+    /// # async fn demo() -> rmq_error::Result<()> {
     /// use rmq_consumer_push::{ConsumeResult, PushConsumer, listener_fn};
     ///
     /// let consumer = PushConsumer::builder()
