@@ -121,9 +121,17 @@ type Key = (String, bool);
 #[derive(Debug)]
 pub(crate) struct Accumulator {
     pub(crate) config: Batching,
-    pending: Mutex<HashMap<Key, Pending>>,
+    pending: Mutex<Batches>,
     room: Arc<Semaphore>,
     next_generation: std::sync::atomic::AtomicU64,
+}
+
+/// The pending batches, and whether the producer is shutting down (then
+/// nothing more is added: [`Accumulator::take_all`] was the last flush).
+#[derive(Debug, Default)]
+struct Batches {
+    by_key: HashMap<Key, Pending>,
+    closed: bool,
 }
 
 /// What [`Accumulator::add`] asks the caller to do.
@@ -141,7 +149,7 @@ impl Accumulator {
     pub(crate) fn new(config: Batching) -> Self {
         Accumulator {
             config,
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(Batches::default()),
             room: Arc::new(Semaphore::new(config.max_pending_bytes)),
             next_generation: std::sync::atomic::AtomicU64::new(0),
         }
@@ -166,11 +174,18 @@ impl Accumulator {
     /// Adds a (validated, stamped) message; says what to do next. A full
     /// batch comes back to be flushed: either the one that has no room left
     /// for `entry` (then `entry` starts the next), or the one `entry` filled.
-    pub(crate) fn add(&self, entry: Entry) -> (Added, Option<Vec<Entry>>) {
+    /// After [`take_all`](Self::take_all) the entry comes back unadded.
+    pub(crate) fn add(
+        &self,
+        entry: Entry,
+    ) -> std::result::Result<(Added, Option<Vec<Entry>>), Box<Entry>> {
         let key = (entry.msg.topic.clone(), entry.msg.wait_store_msg_ok());
         let size = entry.msg.body.len();
-        let mut map = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let batch = map.entry(key.clone()).or_default();
+        let mut state = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if state.closed {
+            return Err(Box::new(entry));
+        }
+        let batch = state.by_key.entry(key.clone()).or_default();
         let mut earlier = None;
         if !batch.entries.is_empty() && batch.bytes + size > self.config.max_bytes {
             earlier = Some(std::mem::take(&mut batch.entries));
@@ -194,14 +209,14 @@ impl Accumulator {
         } else {
             Added::Queued
         };
-        (added, earlier)
+        Ok((added, earlier))
     }
 
     /// The batch of `key` if it is still generation `generation` (its
     /// linger time is over).
     pub(crate) fn take(&self, key: &Key, generation: u64) -> Vec<Entry> {
-        let mut map = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        match map.get_mut(key) {
+        let mut state = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        match state.by_key.get_mut(key) {
             Some(b) if b.generation == generation && !b.entries.is_empty() => {
                 b.bytes = 0;
                 std::mem::take(&mut b.entries)
@@ -210,10 +225,14 @@ impl Accumulator {
         }
     }
 
-    /// Every pending batch (at shutdown).
+    /// Every pending batch (at shutdown); later [`add`](Self::add)s are
+    /// refused.
     pub(crate) fn take_all(&self) -> Vec<Vec<Entry>> {
-        let mut map = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        map.drain()
+        let mut state = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        state.closed = true;
+        state
+            .by_key
+            .drain()
             .map(|(_, b)| b.entries)
             .filter(|e| !e.is_empty())
             .collect()
@@ -267,15 +286,15 @@ mod tests {
         let acc = Accumulator::new(Batching::new(Duration::from_millis(5), 3, 100));
         let room = Arc::new(Semaphore::new(100));
         let (a, _) = entry("t", 10, &room);
-        let (added, earlier) = acc.add(a);
+        let (added, earlier) = acc.add(a).unwrap();
         assert!(earlier.is_none());
         let Added::StartTimer(key, generation) = added else {
             panic!("{added:?}")
         };
         let (b, _) = entry("t", 10, &room);
-        assert!(matches!(acc.add(b).0, Added::Queued));
+        assert!(matches!(acc.add(b).unwrap().0, Added::Queued));
         let (c, _) = entry("t", 10, &room);
-        let Added::Flush(full) = acc.add(c).0 else {
+        let Added::Flush(full) = acc.add(c).unwrap().0 else {
             panic!("third message fills the batch")
         };
         assert_eq!(full.len(), 3);
@@ -284,12 +303,16 @@ mod tests {
 
         // Bytes: 60 + 60 > 100 flushes the first before the second joins.
         let (d, _) = entry("t", 60, &room);
-        assert!(matches!(acc.add(d).0, Added::StartTimer(..)));
+        assert!(matches!(acc.add(d).unwrap().0, Added::StartTimer(..)));
         let (e, _) = entry("t", 60, &room);
-        let (added, earlier) = acc.add(e);
+        let (added, earlier) = acc.add(e).unwrap();
         assert_eq!(earlier.map(|v| v.len()), Some(1));
         assert!(matches!(added, Added::StartTimer(..)));
         assert_eq!(acc.take_all().len(), 1);
+        // Shut down: nothing more is taken in.
+        let (f, _) = entry("t", 10, &room);
+        assert!(acc.add(f).is_err());
+        assert!(acc.take_all().is_empty());
     }
 
     #[test]

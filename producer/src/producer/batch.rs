@@ -35,11 +35,22 @@ impl Producer {
         };
         let topic = msg.topic.clone();
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let (added, earlier) = acc.add(Entry {
+        // Counted by `shutdown`'s wait until the flushes below are spawned:
+        // a batch added before `take_all` is sent before the client closes.
+        let adding = self.inner.tasks.token();
+        let (added, earlier) = match acc.add(Entry {
             msg,
             reply,
             _permit: permit,
-        });
+        }) {
+            Ok(added) => added,
+            Err(entry) => {
+                return hand_back(
+                    Outcome::failed(Error::Shutdown),
+                    Unsent::Message(Box::new(entry.msg)),
+                );
+            }
+        };
         if let Some(batch) = earlier {
             self.spawn_flush(batch);
         }
@@ -56,6 +67,7 @@ impl Producer {
             }
             Added::Queued => {}
         }
+        drop(adding);
         match answer.await {
             Ok((result, attempts, msg)) => {
                 hand_back(Outcome { attempts, result }, Unsent::Message(Box::new(msg)))
