@@ -1,6 +1,7 @@
 //! rmq's metrics in Prometheus: installs `metrics-exporter-prometheus` as
 //! the `metrics` recorder, serving `http://127.0.0.1:9000/metrics`, then
-//! sends messages and consumes them with a push consumer until Ctrl-C.
+//! sends messages and consumes them with a push consumer until Ctrl-C
+//! (or SIGTERM).
 //! The names and labels are in METRICS.md.
 //!
 //! ```sh
@@ -145,8 +146,8 @@ async fn main() -> Outcome {
             match run_for {
                 Some(secs) => tokio::time::sleep(Duration::from_secs(secs)).await,
                 None => {
-                    println!("Ctrl-C stops");
-                    let _ = tokio::signal::ctrl_c().await;
+                    println!("Ctrl-C (or SIGTERM) stops");
+                    interrupted().await;
                 }
             }
         };
@@ -154,4 +155,21 @@ async fn main() -> Outcome {
         Ok(())
     })
     .await
+}
+
+/// Ctrl-C, or SIGTERM on Unix (what `kill`, `timeout` and container
+/// runtimes send), so a local RocketMQ this example started is stopped too.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
