@@ -1,10 +1,12 @@
 //! What the tests against the 5.x gRPC proxy share: the endpoint, typed topics, an orderly
-//! (FIFO) subscription group, and receiving a known set of messages with a [`SimpleConsumer`].
+//! (FIFO) subscription group, producers of either transport, a message with every field the
+//! tests compare, and receiving a known set of messages with a [`SimpleConsumer`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use rmq_consumer_pull::{ReceivedMessage, SimpleConsumer};
+use rmq_producer::{Message, Producer};
 
 use crate::client::instance;
 use crate::{broker, unique_name};
@@ -29,6 +31,56 @@ pub fn endpoint() -> String {
              eval \"$(RMQ_PROXY=1 scripts/rocketmq-local.sh start)\""
         )
     })
+}
+
+/// A producer through the proxy (`.endpoint(..)`), group `<group_prefix>_<unique>`.
+///
+/// # Panics
+///
+/// When it does not start.
+pub async fn grpc_producer(group_prefix: &str) -> Producer {
+    Producer::builder()
+        .group(unique_name(group_prefix))
+        .endpoint(endpoint())
+        .start()
+        .await
+        .expect("gRPC producer starts")
+}
+
+/// A remoting producer (`.namesrv_addr(..)`) of the proxy's broker, group
+/// `<group_prefix>_<unique>`.
+///
+/// # Panics
+///
+/// When it does not start.
+pub async fn remoting_producer(group_prefix: &str) -> Producer {
+    Producer::builder()
+        .group(unique_name(group_prefix))
+        .namesrv_addr(broker().await.namesrv_addr.clone())
+        .start()
+        .await
+        .expect("remoting producer starts")
+}
+
+/// Message `i` with every field the transports must carry: body `"<body> <i>"`, tags
+/// `tag<i>`, two keys, and the user properties `user-a` (per message) and `user-b`
+/// (non-ASCII).
+pub fn fielded_message(topic: &str, body: &str, i: usize) -> Message {
+    Message::new(topic, format!("{body} {i}"))
+        .with_tags(format!("tag{i}"))
+        .with_keys([format!("key-{i}"), format!("other-{i}")])
+        .with_property("user-a", format!("value {i}"))
+        .with_property("user-b", "ünïcode ✓")
+}
+
+/// The user properties (`user-*`) of a property map: what a producer set, without what the
+/// broker and the proxy add.
+pub fn user_properties(props: &HashMap<String, String>) -> BTreeMap<String, String> {
+    props
+        .iter()
+        .filter(|(k, _)| k.starts_with("user-"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// A fresh topic (4 queues) of a 5.x message type: `NORMAL`, `FIFO`, `DELAY`; routed when this

@@ -12,29 +12,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use rmq_consumer_pull::SimpleConsumer;
 use rmq_consumer_push::{ConsumeFrom, PushConsumer};
-use rmq_producer::{Message, MessageExt, Producer};
+use rmq_producer::{Message, MessageExt};
 use rmq_protocol::message::property;
 use rmq_testkit::client::within;
-use rmq_testkit::grpc::{INVISIBLE, endpoint, orderly_group, receive_ids, typed_topic};
+use rmq_testkit::grpc::{
+    INVISIBLE, endpoint, fielded_message, grpc_producer, orderly_group, receive_ids,
+    remoting_producer, typed_topic, user_properties,
+};
 use rmq_testkit::{broker, unique_name};
-
-async fn grpc_producer() -> Producer {
-    Producer::builder()
-        .group(unique_name("grpc_producer"))
-        .endpoint(endpoint())
-        .start()
-        .await
-        .expect("gRPC producer starts")
-}
-
-async fn remoting_producer() -> Producer {
-    Producer::builder()
-        .group(unique_name("remoting_producer"))
-        .namesrv_addr(broker().await.namesrv_addr.clone())
-        .start()
-        .await
-        .expect("remoting producer starts")
-}
 
 async fn grpc_consumer(group: &str, topic: &str) -> SimpleConsumer {
     SimpleConsumer::builder()
@@ -45,22 +30,6 @@ async fn grpc_consumer(group: &str, topic: &str) -> SimpleConsumer {
         .start()
         .await
         .expect("gRPC simple consumer starts")
-}
-
-fn message(topic: &str, i: usize) -> Message {
-    Message::new(topic, format!("gRPC consumed body {i}"))
-        .with_tags(format!("tag{i}"))
-        .with_keys([format!("key-{i}"), format!("other-{i}")])
-        .with_property("user-a", format!("value {i}"))
-        .with_property("user-b", "ünïcode ✓")
-}
-
-fn user_properties(props: &HashMap<String, String>) -> HashMap<String, String> {
-    props
-        .iter()
-        .filter(|(k, _)| k.starts_with("user-"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }
 
 fn assert_same(sent: &Message, got: &MessageExt) {
@@ -93,22 +62,24 @@ async fn every_producer_kind_arrives_with_every_field() {
         let fifo = typed_topic("GrpcRecvFifo", "FIFO").await;
         let delay = typed_topic("GrpcRecvDelay", "DELAY").await;
         let group = unique_name("grpc_simple");
-        let grpc = grpc_producer().await;
-        let remoting = remoting_producer().await;
+        let grpc = grpc_producer("grpc_producer").await;
+        let remoting = remoting_producer("remoting_producer").await;
 
         let mut sent: HashMap<String, Message> = HashMap::new();
         // gRPC sync, gRPC async, remoting sync, a gRPC batch.
-        let m = message(&normal, 0);
+        let m = fielded_message(&normal, "gRPC consumed body", 0);
         sent.insert(grpc.send(m.clone()).await.expect("send").msg_id, m);
-        let m = message(&normal, 1);
+        let m = fielded_message(&normal, "gRPC consumed body", 1);
         let (tx, rx) = tokio::sync::oneshot::channel();
         grpc.send_with_callback(m.clone(), move |r| {
             let _ = tx.send(r);
         });
         sent.insert(rx.await.expect("callback").expect("async send").msg_id, m);
-        let m = message(&normal, 2);
+        let m = fielded_message(&normal, "gRPC consumed body", 2);
         sent.insert(remoting.send(m.clone()).await.expect("send").msg_id, m);
-        let batch: Vec<_> = (3..6).map(|i| message(&normal, i)).collect();
+        let batch: Vec<_> = (3..6)
+            .map(|i| fielded_message(&normal, "gRPC consumed body", i))
+            .collect();
         let ids = grpc.send_batch(batch.clone()).await.expect("batch").msg_id;
         for (id, m) in ids.split(',').zip(batch) {
             sent.insert(id.to_owned(), m);
@@ -127,7 +98,8 @@ async fn every_producer_kind_arrives_with_every_field() {
             .subscribe(&fifo, "*")
             .await
             .expect("subscribe fifo");
-        let m = message(&fifo, 7).with_property(property::SHARDING_KEY, "group-7");
+        let m = fielded_message(&fifo, "gRPC consumed body", 7)
+            .with_property(property::SHARDING_KEY, "group-7");
         let id = grpc.send(m.clone()).await.expect("fifo send").msg_id;
         let got = receive_ids(&consumer, std::slice::from_ref(&id), 60).await;
         assert_same(&m, &got[&id]);
@@ -139,7 +111,8 @@ async fn every_producer_kind_arrives_with_every_field() {
             .await
             .expect("subscribe delay");
         let at = rmq_client_core::now_ms() + 3_000;
-        let m = message(&delay, 8).with_property(property::TIMER_DELIVER_MS, at.to_string());
+        let m = fielded_message(&delay, "gRPC consumed body", 8)
+            .with_property(property::TIMER_DELIVER_MS, at.to_string());
         let id = grpc.send(m.clone()).await.expect("delay send").msg_id;
         let got = receive_ids(&consumer, std::slice::from_ref(&id), 60).await;
         assert_same(&m, &got[&id]);
@@ -179,8 +152,8 @@ async fn grpc_produced_arrives_at_the_remoting_push_consumer() {
             .start_stream()
             .await
             .expect("push consumer starts");
-        let grpc = grpc_producer().await;
-        let sent = message(&topic, 1).with_property("user-c", "c");
+        let grpc = grpc_producer("grpc_producer").await;
+        let sent = fielded_message(&topic, "gRPC consumed body", 1).with_property("user-c", "c");
         let id = grpc.send(sent.clone()).await.expect("send").msg_id;
         loop {
             let d = deliveries.next().await.expect("a delivery");
@@ -203,10 +176,18 @@ async fn not_acked_comes_back_after_the_invisible_time() {
     within(120, "redelivery", async {
         let topic = typed_topic("GrpcRedeliver", "NORMAL").await;
         let group = unique_name("grpc_redeliver");
-        let grpc = grpc_producer().await;
+        let grpc = grpc_producer("grpc_producer").await;
         let consumer = grpc_consumer(&group, &topic).await;
-        let first = grpc.send(message(&topic, 1)).await.expect("send").msg_id;
-        let second = grpc.send(message(&topic, 2)).await.expect("send").msg_id;
+        let first = grpc
+            .send(fielded_message(&topic, "gRPC consumed body", 1))
+            .await
+            .expect("send")
+            .msg_id;
+        let second = grpc
+            .send(fielded_message(&topic, "gRPC consumed body", 2))
+            .await
+            .expect("send")
+            .msg_id;
 
         // Receive both, ack neither; hide the second longer.
         let mut held = HashMap::new();
@@ -246,7 +227,10 @@ async fn not_acked_comes_back_after_the_invisible_time() {
             received_at.elapsed()
         );
         assert_eq!(again.reconsume_times(), 1);
-        assert_eq!(again.body, message(&topic, 1).body);
+        assert_eq!(
+            again.body,
+            fielded_message(&topic, "gRPC consumed body", 1).body
+        );
         consumer.ack(&again).await.expect("ack the redelivery");
         // The renewed handle acks the hidden one.
         consumer
@@ -268,7 +252,7 @@ async fn fifo_groups_stay_in_order_across_three_consumers() {
     within(150, "FIFO across consumers", async {
         let topic = typed_topic("GrpcFifoOrder", "FIFO").await;
         let group = orderly_group("grpc_fifo").await;
-        let grpc = grpc_producer().await;
+        let grpc = grpc_producer("grpc_producer").await;
         for seq in 0..PER_GROUP {
             for g in 0..GROUPS {
                 let m = Message::new(&topic, format!("{g}:{seq}"))

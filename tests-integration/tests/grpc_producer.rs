@@ -4,25 +4,15 @@
 //! (`RMQ_PROXY=1 scripts/rocketmq-local.sh start`); 4.9.x has no proxy, so
 //! these are `#[ignore]`d and `scripts/test.sh` runs them on 5.x only.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use rmq_consumer_pull::{PullConsumer, PullStatus};
-use rmq_producer::{Message, MessageExt, Producer, SendResult, UnsentExt};
+use rmq_producer::{Message, MessageExt, SendResult, UnsentExt};
 use rmq_protocol::message::property;
 use rmq_testkit::client::within;
 use rmq_testkit::{broker, unique_name};
 
-use rmq_testkit::grpc::{endpoint, typed_topic};
-
-async fn grpc_producer() -> Producer {
-    Producer::builder()
-        .group(unique_name("grpc_producer"))
-        .endpoint(endpoint())
-        .start()
-        .await
-        .expect("gRPC producer starts")
-}
+use rmq_testkit::grpc::{fielded_message, grpc_producer, typed_topic, user_properties};
 
 async fn pull_consumer() -> PullConsumer {
     PullConsumer::builder()
@@ -60,17 +50,6 @@ async fn find(pull: &PullConsumer, topic: &str, offset: i64, msg_id: &str) -> Me
     }
 }
 
-/// The user-visible properties of a stored message: what the producer set,
-/// without what the broker and proxy add.
-fn user_properties(m: &MessageExt) -> HashMap<String, String> {
-    m.message
-        .properties
-        .iter()
-        .filter(|(k, _)| k.starts_with("user-"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 fn assert_same(sent: &Message, result: &SendResult, got: &MessageExt) {
     assert_eq!(got.message.topic, sent.topic);
     assert_eq!(got.message.body, sent.body);
@@ -79,11 +58,10 @@ fn assert_same(sent: &Message, result: &SendResult, got: &MessageExt) {
         got.message.keys().collect::<Vec<_>>(),
         sent.keys().collect::<Vec<_>>()
     );
-    assert_eq!(user_properties(got), {
-        let mut p = sent.properties.clone();
-        p.retain(|k, _| k.starts_with("user-"));
-        p
-    });
+    assert_eq!(
+        user_properties(&got.message.properties),
+        user_properties(&sent.properties)
+    );
     assert_eq!(
         got.message.unique_key(),
         Some(result.msg_id.as_str()),
@@ -98,24 +76,16 @@ fn assert_same(sent: &Message, result: &SendResult, got: &MessageExt) {
     );
 }
 
-fn message(topic: &str, i: usize) -> Message {
-    Message::new(topic, format!("gRPC body {i}"))
-        .with_tags(format!("tag{i}"))
-        .with_keys([format!("key-{i}"), format!("other-{i}")])
-        .with_property("user-a", format!("value {i}"))
-        .with_property("user-b", "ünïcode ✓")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the 5.x proxy (RMQ_PROXY_ENDPOINT): scripts/test.sh runs it on 5.x"]
 async fn sync_async_and_batch_sends_arrive_with_every_field() {
     within(90, "normal sends", async {
         let topic = typed_topic("GrpcNormal", "NORMAL").await;
-        let producer = grpc_producer().await;
+        let producer = grpc_producer("grpc_producer").await;
         assert!(producer.is_grpc() && producer.client_instance().is_none());
         let pull = pull_consumer().await;
 
-        let sent = message(&topic, 0);
+        let sent = fielded_message(&topic, "gRPC body", 0);
         let result = producer.send(sent.clone()).await.expect("send");
         assert!(!result.msg_id.is_empty());
         let got = find(&pull, &topic, result.queue_offset, &result.msg_id).await;
@@ -123,7 +93,7 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
         assert_same(&sent, &result, &got);
 
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let sent_async = message(&topic, 1);
+        let sent_async = fielded_message(&topic, "gRPC body", 1);
         producer.send_with_callback(sent_async.clone(), move |r| {
             let _ = tx.send(r);
         });
@@ -132,7 +102,9 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
         assert_same(&sent_async, &result, &got);
 
         // A batch: one request, every message stored.
-        let batch: Vec<_> = (10..13).map(|i| message(&topic, i)).collect();
+        let batch: Vec<_> = (10..13)
+            .map(|i| fielded_message(&topic, "gRPC body", i))
+            .collect();
         let result = producer.send_batch(batch.clone()).await.expect("batch");
         let ids: Vec<_> = result.msg_id.split(',').map(str::to_owned).collect();
         assert_eq!(ids.len(), 3, "{result:?}");
@@ -146,7 +118,7 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
         let queues = producer.publish_queues(&topic).await.expect("queues");
         assert_eq!(queues.len(), 4);
         let e = producer
-            .send_to_queue(message(&topic, 2), &queues[3])
+            .send_to_queue(fielded_message(&topic, "gRPC body", 2), &queues[3])
             .await
             .unwrap_err();
         assert!(
@@ -168,7 +140,7 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
 
         // A delay level cannot go through the proxy: refused before sending.
         let e = producer
-            .send(message(&topic, 3).with_delay_level(2))
+            .send(fielded_message(&topic, "gRPC body", 3).with_delay_level(2))
             .await
             .unwrap_err();
         assert!(format!("{e:#?}").contains("NotOverGrpc"), "{e:#?}");
@@ -184,11 +156,12 @@ async fn sync_async_and_batch_sends_arrive_with_every_field() {
 async fn fifo_message_group_arrives_in_order_as_sharding_key() {
     within(90, "FIFO sends", async {
         let topic = typed_topic("GrpcFifo", "FIFO").await;
-        let producer = grpc_producer().await;
+        let producer = grpc_producer("grpc_producer").await;
         let pull = pull_consumer().await;
         let mut results = Vec::new();
         for i in 0..10 {
-            let msg = message(&topic, i).with_property(property::SHARDING_KEY, "order-7");
+            let msg = fielded_message(&topic, "gRPC body", i)
+                .with_property(property::SHARDING_KEY, "order-7");
             results.push((msg.clone(), producer.send(msg).await.expect("FIFO send")));
         }
         let mut queue = None;
@@ -224,11 +197,11 @@ async fn fifo_message_group_arrives_in_order_as_sharding_key() {
 async fn delivery_time_holds_the_message_until_then() {
     within(90, "delayed send", async {
         let topic = typed_topic("GrpcDelay", "DELAY").await;
-        let producer = grpc_producer().await;
+        let producer = grpc_producer("grpc_producer").await;
         let pull = pull_consumer().await;
         let deliver_at = rmq_client_core::now_ms() + 3_000;
-        let sent =
-            message(&topic, 0).with_property(property::TIMER_DELIVER_MS, deliver_at.to_string());
+        let sent = fielded_message(&topic, "gRPC body", 0)
+            .with_property(property::TIMER_DELIVER_MS, deliver_at.to_string());
         let result = producer.send(sent.clone()).await.expect("delayed send");
         // The offset answered is the timer topic's: read the topic's queue from its start.
         let got = find(&pull, &topic, 0, &result.msg_id).await;

@@ -20,32 +20,17 @@ use rmq_consumer_push::{
     ConsumeFrom, ConsumeResult, ConsumerState, Error, MessageExt, OrderlyResult, PushConsumer,
     Retry, dlq_topic, listener_fn, orderly_listener_fn,
 };
-use rmq_producer::{Message, Producer};
+use rmq_producer::Message;
 use rmq_protocol::message::property;
 use rmq_testkit::client::within;
 use rmq_testkit::env::Env;
-use rmq_testkit::grpc::{endpoint, orderly_group, typed_topic};
+use rmq_testkit::grpc::{
+    endpoint, fielded_message, grpc_producer, orderly_group, remoting_producer, typed_topic,
+    user_properties,
+};
+use rmq_testkit::unique_name;
 use rmq_testkit::wait::poll_until;
-use rmq_testkit::{broker, unique_name};
 use tokio::sync::Notify;
-
-async fn grpc_producer() -> Producer {
-    Producer::builder()
-        .group(unique_name("grpc_push_p"))
-        .endpoint(endpoint())
-        .start()
-        .await
-        .expect("gRPC producer starts")
-}
-
-async fn remoting_producer() -> Producer {
-    Producer::builder()
-        .group(unique_name("grpc_push_rp"))
-        .namesrv_addr(broker().await.namesrv_addr.clone())
-        .start()
-        .await
-        .expect("remoting producer starts")
-}
 
 /// Every delivery by message id, and a wake-up for each.
 #[derive(Default)]
@@ -112,22 +97,6 @@ async fn recording_consumer(group: &str, topics: &[&str], seen: &Arc<Seen>) -> P
     .expect("gRPC push consumer starts")
 }
 
-fn message(topic: &str, i: usize) -> Message {
-    Message::new(topic, format!("gRPC push body {i}"))
-        .with_tags(format!("tag{i}"))
-        .with_keys([format!("key-{i}"), format!("other-{i}")])
-        .with_property("user-a", format!("value {i}"))
-        .with_property("user-b", "ünïcode ✓")
-}
-
-fn user_properties(props: &HashMap<String, String>) -> BTreeMap<String, String> {
-    props
-        .iter()
-        .filter(|(k, _)| k.starts_with("user-"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// `got` carries what `sent` did, was born between `sent_from` and
 /// `sent_to` (ms) on a real host, and is a first delivery.
 fn assert_same(sent: &Message, got: &MessageExt, sent_from: i64, sent_to: i64) {
@@ -188,24 +157,25 @@ async fn every_producer_kind_arrives_once_with_every_field() {
             .collect();
         assert_eq!(assigned.len(), 3, "one assignment per topic: {assigned:?}");
 
-        let grpc = grpc_producer().await;
-        let remoting = remoting_producer().await;
+        let grpc = grpc_producer("grpc_push_p").await;
+        let remoting = remoting_producer("grpc_push_rp").await;
         let from = rmq_client_core::now_ms();
         let mut sent: HashMap<String, Message> = HashMap::new();
         for i in 0..3 {
-            let m = message(&normal, i);
+            let m = fielded_message(&normal, "gRPC push body", i);
             sent.insert(grpc.send(m.clone()).await.expect("send").msg_id, m);
         }
         for i in 3..6 {
-            let m =
-                message(&fifo, i).with_property(property::SHARDING_KEY, format!("mg-{}", i % 2));
+            let m = fielded_message(&fifo, "gRPC push body", i)
+                .with_property(property::SHARDING_KEY, format!("mg-{}", i % 2));
             sent.insert(grpc.send(m.clone()).await.expect("fifo send").msg_id, m);
         }
         let at = from + 3_000;
-        let delayed = message(&delay, 6).with_property(property::TIMER_DELIVER_MS, at.to_string());
+        let delayed = fielded_message(&delay, "gRPC push body", 6)
+            .with_property(property::TIMER_DELIVER_MS, at.to_string());
         let delayed_id = grpc.send(delayed.clone()).await.expect("delay send").msg_id;
         sent.insert(delayed_id.clone(), delayed);
-        let m = message(&delay, 7).deliver_after(Duration::from_secs(2));
+        let m = fielded_message(&delay, "gRPC push body", 7).deliver_after(Duration::from_secs(2));
         sent.insert(
             grpc.send(m.clone())
                 .await
@@ -214,7 +184,7 @@ async fn every_producer_kind_arrives_once_with_every_field() {
             m,
         );
         for i in 8..10 {
-            let m = message(&normal, i);
+            let m = fielded_message(&normal, "gRPC push body", i);
             sent.insert(
                 remoting
                     .send(m.clone())
@@ -224,7 +194,8 @@ async fn every_producer_kind_arrives_once_with_every_field() {
                 m,
             );
         }
-        let m = message(&fifo, 10).with_property(property::SHARDING_KEY, "mg-remoting");
+        let m = fielded_message(&fifo, "gRPC push body", 10)
+            .with_property(property::SHARDING_KEY, "mg-remoting");
         sent.insert(
             remoting
                 .send(m.clone())
@@ -312,7 +283,7 @@ async fn fifo_groups_in_order_across_three_orderly_consumers() {
             4,
             "a FIFO group is assigned each queue"
         );
-        let grpc = grpc_producer().await;
+        let grpc = grpc_producer("grpc_push_p").await;
         for seq in 0..PER_GROUP {
             for g in 0..GROUPS {
                 let m = Message::new(&topic, format!("{g}:{seq}"))
@@ -384,8 +355,8 @@ async fn reconsume_later_comes_back_once_after_the_backoff() {
             }))
             .await
             .expect("gRPC push consumer starts");
-        let grpc = grpc_producer().await;
-        let sent = message(&topic, 1);
+        let grpc = grpc_producer("grpc_push_p").await;
+        let sent = fielded_message(&topic, "gRPC push body", 1);
         let id = grpc.send(sent.clone()).await.expect("send").msg_id;
         seen.wait_for(std::slice::from_ref(&id), 2).await;
         let failed = failed_at
@@ -414,7 +385,7 @@ async fn reconsume_later_comes_back_once_after_the_backoff() {
         consumer.shutdown().await.expect("shutdown");
         let after = Arc::new(Seen::default());
         let second = recording_consumer(&group, &[&topic], &after).await;
-        let marker = grpc.send(message(&topic, 2)).await.expect("marker").msg_id;
+        let marker = grpc.send(fielded_message(&topic, "gRPC push body", 2)).await.expect("marker").msg_id;
         after.wait_for(std::slice::from_ref(&marker), 1).await;
         let quiet = tokio::time::sleep(Duration::from_secs(3));
         tokio::select! {
@@ -440,10 +411,15 @@ async fn the_delivery_stream_over_grpc() {
             .start_stream()
             .await
             .expect("gRPC push stream starts");
-        let grpc = grpc_producer().await;
+        let grpc = grpc_producer("grpc_push_p").await;
         let mut ids = Vec::new();
         for i in 0..3 {
-            ids.push(grpc.send(message(&topic, i)).await.expect("send").msg_id);
+            ids.push(
+                grpc.send(fielded_message(&topic, "gRPC push body", i))
+                    .await
+                    .expect("send")
+                    .msg_id,
+            );
         }
         // The first delivery of the first message is handed back: it comes
         // again, counted; everything else is acked.
@@ -501,7 +477,7 @@ async fn shutdown_finishes_the_call_in_flight_and_gives_back_the_rest() {
             }))
             .await
             .expect("gRPC push consumer starts");
-        let grpc = grpc_producer().await;
+        let grpc = grpc_producer("grpc_push_p").await;
         let slow = grpc
             .send(Message::new(&topic, "slow"))
             .await
@@ -624,7 +600,7 @@ async fn retry_dlq_forwards_to_the_dlq_and_the_group_goes_on() {
         let fifo_seen = Arc::new(Seen::default());
         let consumer = start(normal_group.clone(), normal.clone(), seen.clone()).await;
         let fifo_consumer = start(fifo_group.clone(), fifo.clone(), fifo_seen.clone()).await;
-        let grpc = grpc_producer().await;
+        let grpc = grpc_producer("grpc_push_p").await;
         let mut ids = Vec::new();
         for body in ["ok-1", "dlq-2", "ok-3"] {
             ids.push(
