@@ -103,6 +103,7 @@ mod config;
 mod consumer;
 mod error;
 mod grpc;
+mod in_hand;
 mod inner;
 mod inspect;
 mod macros;

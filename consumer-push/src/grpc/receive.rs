@@ -14,6 +14,7 @@ use tracing::{Instrument, debug, warn};
 
 use super::GrpcInner;
 use super::policy::{receive_batch, room};
+use crate::in_hand::InHand;
 use crate::inspect::QueueSnapshot;
 use crate::telemetry::QueueMetrics;
 
@@ -42,8 +43,7 @@ pub(crate) struct QueueState {
     /// The assigned queue (queue id −1: every queue of the broker).
     pub(crate) mq: MessageQueue,
     pub(crate) metrics: QueueMetrics,
-    count: AtomicUsize,
-    bytes: AtomicUsize,
+    in_hand: InHand,
     in_flight: AtomicUsize,
     dropped: AtomicBool,
     born: Instant,
@@ -57,8 +57,7 @@ impl QueueState {
         QueueState {
             mq,
             metrics,
-            count: AtomicUsize::new(0),
-            bytes: AtomicUsize::new(0),
+            in_hand: InHand::default(),
             in_flight: AtomicUsize::new(0),
             dropped: AtomicBool::new(false),
             born: Instant::now(),
@@ -69,31 +68,21 @@ impl QueueState {
 
     /// Messages held.
     pub(crate) fn count(&self) -> usize {
-        self.count.load(Ordering::Acquire)
+        self.in_hand.count()
     }
 
     /// Their body bytes.
     pub(crate) fn bytes(&self) -> usize {
-        self.bytes.load(Ordering::Acquire)
+        self.in_hand.bytes()
     }
 
     fn hold(&self, n: usize, bytes: usize) {
-        self.count.fetch_add(n, Ordering::AcqRel);
-        self.bytes.fetch_add(bytes, Ordering::AcqRel);
+        self.in_hand.add(n, bytes);
     }
 
     /// `n` messages of `bytes` body bytes are settled (or given up).
     pub(crate) fn release(&self, n: usize, bytes: usize) {
-        let _ = self
-            .count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                Some(c.saturating_sub(n))
-            });
-        let _ = self
-            .bytes
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                Some(c.saturating_sub(bytes))
-            });
+        self.in_hand.remove(n, bytes);
     }
 
     /// Releases `items` unsettled (the proxy gives them back to the group

@@ -3,7 +3,6 @@
 //! thresholds (Java `DefaultMQPushConsumerImpl.popMessage`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmq_client_core::{PopStatus, is_pop_unsupported, now_ms};
@@ -15,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, trace, warn};
 
 use crate::config::ConsumeFrom;
+use crate::in_hand::{InHand, body_bytes};
 use crate::inner::{Inner, Listener};
 use crate::pop::orderly::OrderlyPop;
 use crate::pop::settle::{Popped, Settler};
@@ -29,64 +29,12 @@ const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
 /// only woken by new messages).
 const HIDDEN_POLL: Duration = Duration::from_secs(1);
 
-/// What one pop loop holds: messages popped and not settled yet.
-#[derive(Debug, Default)]
-pub(crate) struct Held {
-    count: AtomicUsize,
-    bytes: AtomicUsize,
-}
-
-impl Held {
-    pub(crate) fn add(&self, msgs: &[MessageExt]) {
-        self.count.fetch_add(msgs.len(), Ordering::AcqRel);
-        self.bytes.fetch_add(body_bytes(msgs), Ordering::AcqRel);
-    }
-
-    pub(crate) fn remove(&self, msgs: &[MessageExt]) {
-        let n = msgs.len();
-        let b = body_bytes(msgs);
-        let _ = self
-            .count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                Some(c.saturating_sub(n))
-            });
-        let _ = self
-            .bytes
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
-                Some(c.saturating_sub(b))
-            });
-    }
-
-    fn add_popped(&self, popped: &[Popped]) {
-        self.count.fetch_add(popped.len(), Ordering::AcqRel);
-        let bytes = popped.iter().map(|p| p.msg.body.len()).sum();
-        self.bytes.fetch_add(bytes, Ordering::AcqRel);
-    }
-
-    fn clear(&self) {
-        self.count.store(0, Ordering::Release);
-        self.bytes.store(0, Ordering::Release);
-    }
-
-    fn count(&self) -> usize {
-        self.count.load(Ordering::Acquire)
-    }
-
-    fn bytes(&self) -> usize {
-        self.bytes.load(Ordering::Acquire)
-    }
-}
-
-fn body_bytes(msgs: &[MessageExt]) -> usize {
-    msgs.iter().map(|m| m.body.len()).sum()
-}
-
 pub(crate) struct PopLoop {
     inner: Arc<Inner>,
     mq: MessageQueue,
     cancel: CancellationToken,
     settler: Settler,
-    held: Arc<Held>,
+    held: Arc<InHand>,
     flow_controlled: u64,
     /// Orderly consumers: pops with `order=true`, consumed before the
     /// next pop.
@@ -119,7 +67,7 @@ impl PopLoop {
             mq,
             cancel,
             settler,
-            held: Arc::new(Held::default()),
+            held: Arc::new(InHand::default()),
             flow_controlled: 0,
             orderly,
             attempt_id: None,
@@ -294,7 +242,8 @@ impl PopLoop {
             batch.push(popped);
         }
         if let Some(orderly) = &self.orderly {
-            self.held.add_popped(&batch);
+            self.held
+                .add(batch.len(), body_bytes(batch.iter().map(|p| &p.msg)));
             let hidden = orderly.consume(&self.mq, batch).await;
             self.held.clear();
             self.hidden_until = hidden.map(|d| tokio::time::Instant::now() + d);

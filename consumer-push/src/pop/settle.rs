@@ -21,8 +21,8 @@ use tracing::{Instrument, debug, info, info_span, warn};
 use crate::concurrent::listener::ConsumeContext;
 use crate::concurrent::service::call_listener;
 use crate::concurrent::settle::first_failed;
+use crate::in_hand::{InHand, body_bytes};
 use crate::inner::Inner;
-use crate::pop::pop_loop::Held;
 
 /// Acks waiting for the acker (a full queue makes settling wait).
 const ACK_QUEUE: usize = 4096;
@@ -207,7 +207,7 @@ impl Settler {
     /// Consumes `batch` (one listener call) in a task: waits for a
     /// concurrency permit, calls the listener, acks what it consumed and
     /// settles the rest. The messages count in `held` until then.
-    pub(crate) fn submit(&self, mq: &MessageQueue, held: &Arc<Held>, batch: Vec<Popped>) {
+    pub(crate) fn submit(&self, mq: &MessageQueue, held: &Arc<InHand>, batch: Vec<Popped>) {
         let Some(first) = batch.first() else {
             return;
         };
@@ -225,7 +225,7 @@ impl Settler {
                 )
             })
             .unzip();
-        held.add(&msgs);
+        held.add(msgs.len(), body_bytes(&msgs));
         let this = self.clone();
         let held = held.clone();
         self.inner.core.tasks().spawn(async move {
@@ -234,7 +234,7 @@ impl Settler {
                 () = this.consume(queue, &mut msgs, handles) => {}
                 () = abort.cancelled() => {}
             }
-            held.remove(&msgs);
+            held.remove(msgs.len(), body_bytes(&msgs));
         });
     }
 
