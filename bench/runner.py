@@ -431,21 +431,7 @@ class Bench:
                                 "--count", str(n), "--size", str(size), "--threads", str(t),
                                 "--inflight", str(self.a.producer_inflight)]
                     r = self.run(f"{scenario} {client} #{rep + 1}", argv, self.a.client_timeout + 60)
-                    if not r.ok():
-                        continue
-                    res = r.result
-                    rate, count = res.get("msgs_per_s"), res.get("count", 0)
-                    if res.get("failed"):
-                        self.failures.append(f"{scenario} {client} #{rep + 1}: {res['failed']} sends failed")
-                    if not rate:
-                        self.failures.append(f"{scenario} {client} #{rep + 1}: no throughput figure")
-                        continue
-                    self.add(client, scenario, "msgs_per_s", rate)
-                    if count:
-                        self.add(client, scenario, "cpu_s_per_msg", r.cpu_s / count)
-                    self.add(client, scenario, "peak_rss_bytes", r.peak_rss_bytes)
-                    log(f"  {client} {mode}: {rate:,.0f} msg/s, cpu {r.cpu_s:.2f} s, "
-                        f"rss {r.peak_rss_bytes / 2**20:.0f} MiB")
+                    self.record_produce(client, scenario, r, rep, mode)
 
     def latency(self):
         clients = self.clients_for(LATENCY_CLIENTS)
