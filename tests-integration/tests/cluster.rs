@@ -1,6 +1,7 @@
 //! Replicated clusters (`scripts/rocketmq-local.sh` with `RMQ_TOPOLOGY=master-slave` or
 //! `controller`, run by the cluster step of `scripts/test.sh`): slave reads, a SIGKILLed master
-//! with its slave serving the reads, and the 5.x controller electing a new master.
+//! with its slave serving the reads, and the 5.x controller electing a new master (with an
+//! orderly consumer that locks its queues again on the new master and keeps per-key order).
 //!
 //! Every test checks the topology it needs (`RMQ_TOPOLOGY`) and fails with the reason when the
 //! cluster is another one. Each prints a `cluster-figures:` line (failover time, lost,
@@ -16,9 +17,10 @@ use tokio::time::Instant;
 use futures::StreamExt;
 use rmq_client_core::{ClientInstance, PullCounts, PullStatus, now_ms};
 use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
-use rmq_producer::{Message, Producer};
+use rmq_producer::{Message, Producer, select_by_hash};
 use rmq_protocol::MessageQueue;
 use rmq_protocol::header::PullMessageRequestHeader;
+use rmq_testkit::orderly::{self as ord, Calls, Recording, first_deliveries, per_key};
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder, poll_until, within};
 
@@ -390,7 +392,9 @@ async fn killed_master_slave_serves_reads_offsets_committed_after_restart() {
 
 /// Controller mode (5.x): the master is SIGKILLed, the controller elects the slave; the producer
 /// and a push consumer follow the new master from the route within [`ROUTE_FOLLOW_LIMIT`] of the election, and every acknowledged
-/// send is consumed.
+/// send is consumed. Beside them an orderly consumer reads keys sent in order through the
+/// failover: it locks its queues again on the new master, and per key every acknowledged message
+/// arrives, first deliveries in send order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs RMQ_TOPOLOGY=controller (5.x only): the cluster step of scripts/test.sh"]
 async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost() {
@@ -414,6 +418,22 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
         // The ledger: every acknowledged send, with the time of its acknowledgement.
         let ledger = Arc::new(Mutex::new(Vec::<(String, Instant)>::new()));
         let stop = Arc::new(AtomicBool::new(false));
+        // Ordered keys: an orderly consumer, and a sender that sends each key's messages one
+        // after the other (a failed send is sent again before the next of its key).
+        let ord_topic = env.topic("cl_controller_ord", QUEUES).await;
+        let ord_calls = Arc::new(Calls::default());
+        let ord_consumer = ord::start(
+            ord::builder(&namesrv, &rmq_testkit::unique_name("cl_controller_og"), &ord_topic),
+            Recording::accepting(0, ord_calls.clone()),
+        )
+        .await;
+        let ord_acked = Arc::new(Mutex::new(BTreeMap::<String, usize>::new()));
+        let ord_sender = tokio::spawn(send_keys_in_order(
+            producer.clone(),
+            ord_topic.clone(),
+            ord_acked.clone(),
+            stop.clone(),
+        ));
         let sender = tokio::spawn({
             let (producer, ledger, stop, topic) = (producer.clone(), ledger.clone(), stop.clone(), topic.clone());
             async move {
@@ -467,6 +487,7 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
         .await;
         let elected = killed.elapsed();
         let acked_at_kill = ledger.lock().expect("ledger lock").len();
+        let ord_at_kill = ord_acked.lock().expect("ordered ledger lock").clone();
         poll_until(Duration::from_secs(60), Duration::from_millis(50), "sends resume on the new master", || {
             let n = ledger.lock().expect("ledger lock").len();
             async move { if n >= acked_at_kill + 100 { Ok(n) } else { Err(n) } }
@@ -474,8 +495,43 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
         .await;
         let first_after = ledger.lock().expect("ledger lock")[acked_at_kill].1;
         let send_failover = first_after.saturating_duration_since(killed);
+        poll_until(Duration::from_secs(60), Duration::from_millis(50), "ordered sends resume on the new master", || {
+            let now = ord_acked.lock().expect("ordered ledger lock").clone();
+            let resumed = now.iter().all(|(k, n)| *n >= ord_at_kill.get(k).copied().unwrap_or(0) + 5);
+            async move { if resumed { Ok(now) } else { Err(now) } }
+        })
+        .await;
         stop.store(true, Ordering::Relaxed);
         let failed_sends = sender.await.expect("sender task");
+        ord_sender.await.expect("ordered sender task");
+        let ord_sent = ord_acked.lock().expect("ordered ledger lock").clone();
+        ord_calls
+            .wait_for(Duration::from_secs(120), "every acknowledged ordered send consumed", |calls| {
+                let seen = per_key(calls);
+                ord_sent.iter().all(|(k, n)| {
+                    seen.get(k).is_some_and(|s| first_deliveries(s).len() >= *n)
+                })
+            })
+            .await;
+        let ord_all = ord_calls.snapshot();
+        let ord_seen = per_key(&ord_all);
+        let mut ord_duplicates = 0usize;
+        for (k, n) in &ord_sent {
+            let seqs = &ord_seen[k];
+            let first = first_deliveries(seqs);
+            ord_duplicates += seqs.len() - first.len();
+            // A send that failed at the stop may still have been stored: beyond `n`, only later
+            // sequence numbers, still in order.
+            assert_eq!(&first[..*n], (0..*n).collect::<Vec<_>>().as_slice(), "key {k}: every acknowledged message, first deliveries in send order");
+            assert!(first.windows(2).all(|w| w[0] < w[1]), "key {k}: first deliveries in send order: {first:?}");
+        }
+        let ord_total: usize = ord_sent.values().sum();
+        let ord_failover = ord_all
+            .iter()
+            .filter(|c| c.msgs.iter().any(|(k, s, _, _)| *s >= ord_at_kill.get(k).copied().unwrap_or(0)))
+            .map(|c| c.start.saturating_duration_since(killed.into_std()))
+            .min();
+        ord_consumer.shutdown().await.expect("orderly consumer shutdown");
         let acked: Vec<String> = ledger.lock().expect("ledger lock").iter().map(|(id, _)| id.clone()).collect();
         let after_kill: HashSet<&str> = acked[acked_at_kill..].iter().map(String::as_str).collect();
         rec.wait_for(Duration::from_secs(120), "every acknowledged send consumed", |seen| {
@@ -491,12 +547,17 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
         let dups = rec.with(|seen| seen.duplicates());
         println!(
             "cluster-figures: scenario=controller version={} elected_ms={} send_failover_ms={} \
-             consume_failover_ms={:?} acked={} lost=0 duplicates={dups} failed_send_attempts={failed_sends}",
+             consume_failover_ms={:?} acked={} lost=0 duplicates={dups} failed_send_attempts={failed_sends} \
+             orderly_failover_ms={:?} orderly_acked={ord_total} orderly_lost=0 orderly_duplicates={} \
+             orderly_keys_in_order={}",
             env.broker.version,
             elected.as_millis(),
             send_failover.as_millis(),
             consume_failover.map(|d| d.as_millis()),
-            acked.len()
+            acked.len(),
+            ord_failover.map(|d| d.as_millis()),
+            ord_duplicates,
+            ord_sent.len()
         );
         assert!(
             send_failover <= elected + ROUTE_FOLLOW_LIMIT,
@@ -507,6 +568,11 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
             consume_failover <= elected + ROUTE_FOLLOW_LIMIT,
             "the consumer followed the new master within {ROUTE_FOLLOW_LIMIT:?} of the election ({elected:?} after the kill): {consume_failover:?}"
         );
+        let ord_failover = ord_failover.expect("an ordered message sent after the kill was consumed");
+        assert!(
+            ord_failover <= elected + ROUTE_FOLLOW_LIMIT,
+            "the orderly consumer locked and consumed on the new master within {ROUTE_FOLLOW_LIMIT:?} of the election ({elected:?} after the kill): {ord_failover:?}"
+        );
         c.shutdown().await.expect("clean shutdown");
         producer.shutdown().await.expect("producer shutdown");
         env.shutdown().await;
@@ -514,6 +580,44 @@ async fn controller_elects_a_new_master_clients_follow_nothing_acknowledged_lost
         rmq_testkit::start_broker(victim).await;
     })
     .await;
+}
+
+/// Keys of the controller test's ordered sends.
+const ORDERED_KEYS: usize = 4;
+
+/// Sends `<key>:<seq>` for every key in turn, each key to its queue (`select_by_hash`), until
+/// `stop`; a failed send is sent again (after 50 ms) before anything later of its key. `acked`
+/// holds per key how many were acknowledged (sequence numbers `0..n`).
+async fn send_keys_in_order(
+    producer: Producer,
+    topic: String,
+    acked: Arc<Mutex<BTreeMap<String, usize>>>,
+    stop: Arc<AtomicBool>,
+) {
+    let keys: Vec<String> = (0..ORDERED_KEYS).map(ord::key).collect();
+    for seq in 0.. {
+        for key in &keys {
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let msg = Message::new(&topic, ord::body(key, seq)).with_keys([key.as_str()]);
+                match producer
+                    .send_with_selector(msg, select_by_hash(key.clone()))
+                    .await
+                {
+                    Ok(_) => {
+                        acked
+                            .lock()
+                            .expect("ordered ledger lock")
+                            .insert(key.clone(), seq + 1);
+                        break;
+                    }
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        }
+    }
 }
 
 /// The committed offsets of `group` on the queues `0..queues` of `topic` held by broker group
