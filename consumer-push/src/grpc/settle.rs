@@ -265,33 +265,20 @@ async fn hide(
     delay: Duration,
 ) -> bool {
     let topic = queue.mq.topic.as_str();
-    for round in 1..=ROUNDS {
-        let r = inner
-            .session
-            .change_invisible_duration(
-                topic,
-                inner.group(),
-                &msg.msg_id,
-                &receipt.receipt_handle,
-                delay,
-            )
-            .await;
-        match r {
-            Ok(_) => {
-                debug!(msg_id = %msg.msg_id, attempt = receipt.delivery_attempt, ?delay, "consume failed; delivered again later");
-                return true;
-            }
-            Err(e) if e.is_retryable() && round < ROUNDS && !inner.abort.is_cancelled() => {
-                debug!(msg_id = %msg.msg_id, error = %e, "changing the invisible time failed; trying again");
-                pause(inner).await;
-            }
-            Err(e) => {
-                warn!(msg_id = %msg.msg_id, error = %e, "cannot change the invisible time of a failed message");
-                return false;
-            }
-        }
+    let changed = retrying(inner, msg, "changing the invisible time", || {
+        inner.session.change_invisible_duration(
+            topic,
+            inner.group(),
+            &msg.msg_id,
+            &receipt.receipt_handle,
+            delay,
+        )
+    })
+    .await;
+    if changed.is_some() {
+        debug!(msg_id = %msg.msg_id, attempt = receipt.delivery_attempt, ?delay, "consume failed; delivered again later");
     }
-    false
+    changed.is_some()
 }
 
 /// `ForwardMessageToDeadLetterQueue` of `msg`; `false` when the proxy never
@@ -304,36 +291,53 @@ pub(crate) async fn dlq(
 ) -> bool {
     let topic = queue.mq.topic.as_str();
     let max = inner.proxy_settings().backoff.max_attempts();
+    let forwarded = retrying(inner, msg, "forwarding to the DLQ", || {
+        inner.session.forward_to_dead_letter_queue(
+            topic,
+            inner.group(),
+            &msg.msg_id,
+            &receipt.receipt_handle,
+            receipt.delivery_attempt,
+            max,
+        )
+    })
+    .await
+    .is_some();
+    if forwarded {
+        info!(msg_id = %msg.msg_id, attempt = receipt.delivery_attempt, "message moved to the DLQ");
+    }
+    queue.metrics.sent_back(forwarded, true);
+    forwarded
+}
+
+/// Makes the proxy call `call` about `msg` until it succeeds: again after
+/// [`ROUND_PAUSE`] while its error is retryable, for at most [`ROUNDS`]
+/// rounds and until the consumer aborts. `None` when it never did (logged as
+/// `what` failing).
+async fn retrying<T, F, Fut>(
+    inner: &GrpcInner,
+    msg: &MessageExt,
+    what: &str,
+    mut call: F,
+) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = rmq_grpc::Result<T>>,
+{
     for round in 1..=ROUNDS {
-        let r = inner
-            .session
-            .forward_to_dead_letter_queue(
-                topic,
-                inner.group(),
-                &msg.msg_id,
-                &receipt.receipt_handle,
-                receipt.delivery_attempt,
-                max,
-            )
-            .await;
-        match r {
-            Ok(()) => {
-                info!(msg_id = %msg.msg_id, attempt = receipt.delivery_attempt, "message moved to the DLQ");
-                queue.metrics.sent_back(true, true);
-                return true;
-            }
+        match call().await {
+            Ok(v) => return Some(v),
             Err(e) if e.is_retryable() && round < ROUNDS && !inner.abort.is_cancelled() => {
-                debug!(msg_id = %msg.msg_id, error = %e, "forwarding to the DLQ failed; trying again");
+                debug!(msg_id = %msg.msg_id, error = %e, "{what} failed; trying again");
                 pause(inner).await;
             }
             Err(e) => {
-                warn!(msg_id = %msg.msg_id, error = %e, "cannot forward a message to the DLQ");
-                queue.metrics.sent_back(false, true);
-                return false;
+                warn!(msg_id = %msg.msg_id, error = %e, "{what} failed for good");
+                return None;
             }
         }
     }
-    false
+    None
 }
 
 async fn pause(inner: &GrpcInner) {
