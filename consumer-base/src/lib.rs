@@ -18,7 +18,8 @@
 //! * [`HeartbeatGate`]: a heartbeat before the first call to a broker;
 //! * [`Registration`]: the consumer as its client instance sees it, held
 //!   weakly;
-//! * [`Error`]: one set of variants, one error type per consumer kind.
+//! * [`Error`]: one set of variants, one error type per consumer kind;
+//! * [`telemetry`]: the metric and label names the consumers report.
 //!
 //! ```
 //! use rmq_consumer_base::{Expression, Subscription};
@@ -44,6 +45,7 @@ mod pulled;
 mod registration;
 mod retry;
 mod subscription;
+pub mod telemetry;
 
 pub use core::{ConsumerCore, DropGuard, Guarded, queue_span};
 pub use error::{Error, Kind};

@@ -6,6 +6,7 @@
 //! an `assign`, a `seek` and the shutdown never interleave.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use rmq_offset_store::PersistMode;
 use rmq_protocol::MessageQueue;
@@ -50,6 +51,7 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
     if mode != Mode::Subscribe {
         return;
     }
+    let started = Instant::now();
     let stale: Vec<MessageQueue> = inner
         .state()
         .buffer
@@ -84,6 +86,7 @@ pub(crate) async fn rebalance_once(inner: &Arc<Inner>) {
             }
         }
     }
+    inner.metrics.rebalanced(started.elapsed());
 }
 
 /// Reads exactly `queues` (sorted, deduplicated, non-empty): drops the
@@ -176,6 +179,7 @@ pub(crate) async fn drop_queue(inner: &Arc<Inner>, mq: &MessageQueue) {
         warn!(group = %inner.core.group(), queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot persist the offset of a dropped queue");
     }
     store.remove_offset(mq);
+    inner.metrics.forget(mq);
     debug!(
         group = %inner.core.group(), queue = %mq, dropped = removed.dropped,
         handed_out = ?removed.handed_out, "queue dropped"

@@ -20,6 +20,7 @@ use crate::lite::assignment;
 use crate::lite::buffer::{Buffer, Limits, Marked};
 use crate::lite::config::LitePullConsumerConfig;
 use crate::lite::consumer::LitePullConsumer;
+use crate::lite::telemetry::LiteMetrics;
 
 /// How long shutdown waits for the background tasks to stop (they stop at
 /// their next `.await` once cancelled; a rebalance in progress finishes its
@@ -73,6 +74,8 @@ pub(crate) struct Inner {
     pub(crate) rebalancer: Rebalancer,
     pub(crate) trigger: RebalanceTrigger,
     pub(crate) heartbeat: HeartbeatGate,
+    /// Metric handles (no-ops until the application installs a recorder).
+    pub(crate) metrics: LiteMetrics,
     state: Mutex<State>,
     /// Messages (or an error, or shutdown) became available.
     pub(crate) msg_ready: Notify,
@@ -218,11 +221,13 @@ impl Inner {
         } else {
             Buffer::tracking(limits)
         };
+        let metrics = LiteMetrics::new(core.group());
         Arc::new(Inner {
             core,
             rebalancer,
             trigger,
             heartbeat: HeartbeatGate::default(),
+            metrics,
             state: Mutex::new(State {
                 buffer,
                 mode,
@@ -376,6 +381,8 @@ impl Inner {
         if queues.is_empty() {
             return Ok(());
         }
+        self.metrics
+            .refresh_lags(&self.core.offset_store().offset_table(None));
         if self.config.options.is_clustering() {
             for mq in queues {
                 self.ensure_heartbeat(mq).await;

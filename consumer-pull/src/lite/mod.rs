@@ -10,6 +10,7 @@ mod inner;
 mod pull_task;
 mod registration;
 mod stream;
+mod telemetry;
 
 pub use buffer::BufferStats;
 pub use builder::LitePullConsumerBuilder;

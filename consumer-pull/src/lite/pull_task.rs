@@ -4,7 +4,7 @@
 //! generation); a dropped queue cancels it.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmq_client_core::PullStatus;
 use rmq_protocol::body::SubscriptionData;
@@ -20,6 +20,7 @@ use rmq_protocol::names;
 use crate::error::{Error, PullConsumerKind};
 use crate::lite::buffer::Gate;
 use crate::lite::inner::Inner;
+use crate::lite::telemetry::QueueMetrics;
 
 /// Pause after the broker answered FLOW_CONTROL (Java push consumer's
 /// `PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`).
@@ -37,6 +38,7 @@ pub(crate) fn spawn(
     let span = queue_span(&mq);
     let task = PullTask {
         inner: inner.clone(),
+        metrics: inner.metrics.queue(&mq),
         mq,
         generation,
         cancel,
@@ -48,6 +50,8 @@ pub(crate) fn spawn(
 
 struct PullTask {
     inner: Arc<Inner>,
+    /// The queue's metric handles.
+    metrics: Arc<QueueMetrics>,
     mq: MessageQueue,
     generation: u64,
     cancel: CancellationToken,
@@ -246,6 +250,7 @@ impl PullTask {
         };
         let header = pull_header(inner.core.group(), &self.mq, &sub, spec);
         trace!(offset, max = slots, addr, "pull");
+        let started = Instant::now();
         let pulled = tokio::select! {
             r = instance.pull_message(&addr, header, None) => r,
             () = self.cancel.cancelled() => return (Step::Stop, None),
@@ -254,8 +259,10 @@ impl PullTask {
             Ok(result) => result,
             Err(e) => return (self.on_error(e, offset).await, None),
         };
+        let took = started.elapsed();
         let suggested = Some(result.suggest_which_broker_id);
         let nbo = result.next_begin_offset;
+        let max_offset = result.max_offset;
         let step = match result.status {
             PullStatus::Found => {
                 let mut msgs = match result.decode_messages(&self.mq) {
@@ -285,6 +292,7 @@ impl PullTask {
                     None => nbo,
                 };
                 trace!(found = msgs.len(), next, "found");
+                self.metrics.pulled(took, msgs.len(), max_offset, next);
                 if !reservation.put(msgs) {
                     return (Step::Stop, suggested);
                 }
@@ -292,6 +300,7 @@ impl PullTask {
                 Step::Next(next)
             }
             PullStatus::NoNewMsg | PullStatus::NoMatchedMsg => {
+                self.metrics.pulled(took, 0, max_offset, nbo);
                 inner.clear_reported(&self.mq);
                 Step::Next(nbo)
             }
