@@ -458,6 +458,15 @@ class Bench:
                                          "--duration-s", str(dur), "--warmup-s", str(warm),
                                          "--size", str(self.a.size)),
                                 dur + warm + 120)
+                failed = (prod.result or {}).get("failed", 0) if prod.ok() else 0
+                if failed:
+                    # The consumer would wait for messages never stored: stop it now.
+                    cons._kill()
+                    cons.wait()
+                    self.record_run(cons)
+                    why = " | ".join(prod.stderr_tail[-3:])
+                    self.failures.append(f"latency {client} #{rep + 1}: {failed} of {total} sends failed ({why})")
+                    continue
                 cons.wait()
                 self.record_run(cons)
                 if not (cons.ok() and prod.ok()):

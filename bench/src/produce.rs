@@ -388,8 +388,11 @@ pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
             b.put_slice(&padding);
             let failed = failed.clone();
             producer.send_with_callback(Message::new(topic.clone(), b.freeze()), move |r| {
-                if r.is_err() {
-                    failed.fetch_add(1, Ordering::Relaxed);
+                if let Err(e) = r {
+                    // The first failure says why (the harness shows it).
+                    if failed.fetch_add(1, Ordering::Relaxed) == 0 {
+                        eprintln!("latency-produce: a send failed: {e}");
+                    }
                 }
             });
             sent += 1;

@@ -1,5 +1,6 @@
 //! Start and shutdown: the broker lists the producer while it runs and
-//! forgets it after `shutdown()`; shut-down producers refuse sends.
+//! forgets it after `shutdown()`; shut-down producers refuse sends; callback
+//! sends accepted before `shutdown()` are all sent.
 
 use std::time::Duration;
 
@@ -97,6 +98,42 @@ async fn broker_lists_the_producer_until_shutdown() {
         });
         assert!(rx.await.expect("callback"));
         observer.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
+
+/// Callback sends accepted before `shutdown()` are sent, even when their
+/// tasks first run after it began: on a current-thread runtime none of the
+/// spawned sends has run when `shutdown` is called right after them.
+#[tokio::test(flavor = "current_thread")]
+async fn callback_sends_accepted_before_shutdown_are_all_sent() {
+    within(LONG_TEST_TIMEOUT, async {
+        const N: usize = 200;
+        let env = Env::new().await;
+        let topic = env.topic("shutdown_callbacks", 4).await;
+        let p = Producer::builder()
+            .group(rmq_testkit::unique_name("pg"))
+            .namesrv_addr(env.broker.namesrv_addr.clone())
+            .start()
+            .await
+            .expect("start");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for i in 0..N {
+            let tx = tx.clone();
+            p.send_with_callback(Message::new(&topic, i.to_string()), move |r| {
+                let _ = tx.send(r.map(|sent| sent.msg_id).map_err(|e| e.to_string()));
+            });
+        }
+        drop(tx);
+        p.shutdown().await.expect("producer shutdown");
+        let mut ids = std::collections::BTreeSet::new();
+        while let Some(r) = rx.recv().await {
+            match r {
+                Ok(id) => assert!(ids.insert(id), "one answer per send"),
+                Err(e) => panic!("a send accepted before shutdown failed: {e}"),
+            }
+        }
+        assert_eq!(ids.len(), N, "every accepted send was answered once");
     })
     .await;
 }

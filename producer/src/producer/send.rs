@@ -31,20 +31,46 @@ impl Producer {
     /// [`send`](Self::send) with this crate's error.
     pub(crate) async fn send_detailed(&self, msg: Message) -> Result<SendResult> {
         let retries = self.config().retry_times_when_send_failed;
-        self.send_retrying(msg, retries).await
+        self.send_retrying(msg, retries, false).await
     }
 
-    async fn send_retrying(&self, mut msg: Message, retries: u32) -> Result<SendResult> {
+    /// One send with up to `retries` retries. `admitted`: a
+    /// [`send_with_callback`](Self::send_with_callback) task, whose message
+    /// was accepted while the producer ran; it is sent even when
+    /// [`shutdown`](Producer::shutdown) began before the task first ran
+    /// (shutdown waits for these tasks before it closes the connections),
+    /// directly rather than through the auto-batching accumulator that
+    /// shutdown has closed.
+    async fn send_retrying(
+        &self,
+        mut msg: Message,
+        retries: u32,
+        admitted: bool,
+    ) -> Result<SendResult> {
         if let (Some(acc), Backend::Remoting(_)) = (&self.inner.batcher, &self.inner.backend) {
             if acc.accepts(&msg, self.config()) && self.check_running().is_ok() {
-                return self.send_batched(msg, acc).await;
+                match self.send_batched(msg, acc).await {
+                    // Shutdown closed the accumulator in between: an
+                    // admitted message is still sent, on its own.
+                    Err(Error::Send {
+                        source,
+                        unsent: Unsent::Message(m),
+                        ..
+                    }) if admitted && matches!(*source, Error::Shutdown) => msg = *m,
+                    other => return other,
+                }
             }
         }
+        let running = if admitted {
+            Ok(())
+        } else {
+            self.check_running()
+        };
         let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
-            match (self.check_running(), &self.inner.backend) {
+            match (running, &self.inner.backend) {
                 (Err(e), _) => Outcome::failed(e),
                 (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
                 (Ok(()), Backend::Remoting(sender)) => {
@@ -238,7 +264,7 @@ impl Producer {
         let producer = self.clone();
         let retries = self.config().retry_times_when_send_async_failed;
         self.inner.tasks.spawn(async move {
-            let result = producer.send_retrying(msg, retries).await;
+            let result = producer.send_retrying(msg, retries, true).await;
             callback(result.map_err(Into::into));
         });
     }
