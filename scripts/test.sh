@@ -10,11 +10,15 @@
 #   `cargo test --workspace ARGS` for the first version, `cargo test --workspace --test '*' ARGS`
 #   (integration tests only) for the others, then, as a step of its own, the tests that stop or
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
-#   client-core `broker_stop`, remoting `broker_restart`). Stops at the first failure.
+#   client-core `broker_stop`, remoting `broker_restart`, tests-integration `broker_link`, which
+#   kills and restarts the second local broker). Stops at the first failure.
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
-#   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_transaction`, and `grpc_restart`, which restarts the local
-#   proxy; `#[ignore]`d in the normal run since 4.9.x has no proxy) run as a step of their own on 5.x (with
-#   NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, without `grpc_restart`).
+#   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_java` (the official Java
+#   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, and `grpc_restart`,
+#   which restarts the local proxy; `#[ignore]`d in the normal run since 4.9.x has no proxy) run as a step of their
+#   own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, `session`, `grpc_producer`,
+#   `grpc_consumer`, `grpc_push` and `grpc_transaction`; and the broker-fault step without `broker_link`, which
+#   needs the local second broker).
 # - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
 #   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
 #   RMQ_SECURE_NAMESRV_PORT / RMQ_SECURE_BROKER_PORT (defaults 19876 / 20911); it is stopped before
@@ -292,7 +296,7 @@ for v in "${exact[@]}"; do
   summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
   if [[ "$rc" == 0 ]]; then
     # Broker faults last and alone: these tests stop and restart local brokers.
-    faults=(run_tests broker_stop broker_restart -- --ignored)
+    faults=(run_tests broker_stop broker_restart broker_link -- --ignored)
     say "running: ${faults[*]}"
     "${faults[@]}" || rc=$?
     summary+=("RocketMQ $v: broker-fault step -> exit $rc")

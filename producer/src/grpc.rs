@@ -15,7 +15,7 @@
 //! The proxy picks the queue itself (by a consistent hash of the message
 //! group for FIFO messages, round robin otherwise) and answers only the
 //! offset, so a send cannot be aimed at a queue (`send_to_queue` and
-//! `send_with_selector` are [`Error::Unsupported`]) and the
+//! `send_with_selector` are [`Error::TransportUnsupported`]) and the
 //! [`SendResult::message_queue`] of a gRPC send has the topic only (no
 //! broker name, queue id −1).
 

@@ -134,12 +134,11 @@ feature_items! { "consumer-pull":
     pub use rmq_consumer_pull::{
         BufferStats, LitePullConsumerConfig, MessageStream, PullConsumerConfig, PullResult,
     };
+    /// The pop consumer (RocketMQ 5.x).
+    pub use rmq_consumer_pull::{
+        ReceiptHandle, ReceivedMessage, SimpleConsumer, SimpleConsumerBuilder,
+    };
 }
-/// The pop consumer (RocketMQ 5.x).
-#[cfg(feature = "consumer-pull")]
-pub use rmq_consumer_pull::{
-    ReceiptHandle, ReceivedMessage, SimpleConsumer, SimpleConsumerBuilder,
-};
 
 consumer_items! {
     /// What every consumer shares (subscriptions, group options, lifecycle).
@@ -182,7 +181,7 @@ pub mod prelude {
     #[cfg(any(feature = "consumer-push", feature = "consumer-pull"))]
     pub use crate::{ConsumerEvent, ConsumerState};
     #[cfg(feature = "consumer-pull")]
-    pub use crate::{LitePullConsumer, PullConsumer, PullStatus};
+    pub use crate::{LitePullConsumer, PullConsumer, PullStatus, SimpleConsumer};
     #[cfg(feature = "producer")]
     pub use crate::{
         Producer, TransactionListener, TransactionProducer, TransactionState, UnsentExt,

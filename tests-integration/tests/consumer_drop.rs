@@ -1,5 +1,6 @@
-//! A started consumer dropped without `shutdown()`: its offsets are persisted before the drop
-//! returns (multi-thread runtime), and a warning names `shutdown()`.
+//! A started consumer dropped without `shutdown()`: its offsets are persisted right after the
+//! drop by a task of the runtime (never blocking the dropping thread; the tests wait for them at
+//! the broker), and a warning names `shutdown()`.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};

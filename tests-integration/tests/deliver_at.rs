@@ -57,7 +57,8 @@ async fn delivery_time_is_honoured_on_5x_and_refused_on_4x() {
             .await
             .expect("consumer starts");
 
-        // Staggered times over 2..4 s from now, sent at once; plus one deliver_at in the past.
+        // Staggered times over 2..4 s from now, sent at once: even ones with deliver_at, odd ones
+        // with deliver_after.
         let start = SystemTime::now();
         let mut asked = Vec::new();
         for i in 0..N {

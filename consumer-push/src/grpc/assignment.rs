@@ -102,7 +102,7 @@ impl Assignments {
                     }
                 }
                 Err(e) => {
-                    warn!(topic = %sub.topic, error = %e, "QueryAssignment failed; trying again at the next run");
+                    warn!(topic = %sub.topic, error = %rmq_protocol::ErrorChain(&e), "QueryAssignment failed; trying again at the next run");
                 }
             }
         }

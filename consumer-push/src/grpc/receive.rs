@@ -293,10 +293,10 @@ impl ReceiveLoop {
             Err(e) => {
                 let too_many = e.proxy_code() == Some(proto::Code::TooManyRequests);
                 if too_many {
-                    debug!(error = %e, "the proxy asks to receive less often");
+                    debug!(error = %rmq_protocol::ErrorChain(&e), "the proxy asks to receive less often");
                     cfg.pull_delay_when_broker_flow_control
                 } else {
-                    warn!(error = %e, "receive failed; trying again");
+                    warn!(error = %rmq_protocol::ErrorChain(&e), "receive failed; trying again");
                     cfg.pull_delay_when_exception
                 }
             }
@@ -310,7 +310,9 @@ impl ReceiveLoop {
         for m in messages {
             match rmq_grpc::message_ext(m, &self.broker) {
                 Ok((msg, receipt)) => out.push(Received { msg, receipt }),
-                Err(e) => warn!(error = %e, "a received message cannot be read; left to the proxy"),
+                Err(e) => {
+                    warn!(error = %rmq_protocol::ErrorChain(&e), "a received message cannot be read; left to the proxy")
+                }
             }
         }
         out

@@ -194,7 +194,7 @@ pub(crate) async fn ack_all(
                 }
                 Err(e) if e.is_retryable() => again.extend(list),
                 Err(e) => {
-                    warn!(topic, count = list.len(), error = %e, "ack failed; the messages come back");
+                    warn!(topic, count = list.len(), error = %rmq_protocol::ErrorChain(&e), "ack failed; the messages come back");
                     for a in list {
                         a.queue.release(1, a.bytes);
                     }
@@ -328,11 +328,11 @@ where
         match call().await {
             Ok(v) => return Some(v),
             Err(e) if e.is_retryable() && round < ROUNDS && !inner.abort.is_cancelled() => {
-                debug!(msg_id = %msg.msg_id, error = %e, "{what} failed; trying again");
+                debug!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "{what} failed; trying again");
                 pause(inner).await;
             }
             Err(e) => {
-                warn!(msg_id = %msg.msg_id, error = %e, "{what} failed for good");
+                warn!(msg_id = %msg.msg_id, error = %rmq_protocol::ErrorChain(&e), "{what} failed for good");
                 return None;
             }
         }

@@ -173,7 +173,7 @@ impl Assignments {
     async fn refresh(&mut self) {
         for topic in self.user_topics() {
             if let Err(e) = self.prepare(&topic).await {
-                warn!(topic, error = %e, "pop mode: a broker of the topic cannot pop");
+                warn!(topic, error = %rmq_protocol::ErrorChain(&e), "pop mode: a broker of the topic cannot pop");
                 continue;
             }
             let Some(assigned) = self.query(&topic).await else {

@@ -148,7 +148,7 @@ impl PopLoop {
         let addr = match offsets::master_addr::<crate::PushConsumerKind>(instance, &self.mq).await {
             Ok(a) => a,
             Err(e) => {
-                debug!(error = %e, "no address for the queue's broker; retrying later");
+                debug!(error = %rmq_protocol::ErrorChain(&e), "no address for the queue's broker; retrying later");
                 return cfg.pull_delay_when_exception;
             }
         };

@@ -137,7 +137,7 @@ pub(super) async fn heartbeat_loop(inner: Arc<Inner>) {
             _ = tick.tick() => {}
         }
         if let Err(e) = inner.heartbeat().await {
-            tracing::warn!(error = %e, "heartbeat to the proxy failed");
+            tracing::warn!(error = %rmq_protocol::ErrorChain(&e), "heartbeat to the proxy failed");
         }
     }
 }

@@ -168,7 +168,9 @@ pub(super) async fn telemetry_loop(inner: Arc<Inner>, first: Telemetry) {
         }
         match inner.open_telemetry().await {
             Ok(s) => stream = Some(s),
-            Err(e) => tracing::warn!(error = %e, "cannot reopen the telemetry stream"),
+            Err(e) => {
+                tracing::warn!(error = %rmq_protocol::ErrorChain(&e), "cannot reopen the telemetry stream")
+            }
         }
     }
 }

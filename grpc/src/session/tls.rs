@@ -64,7 +64,7 @@ impl tower_service::Service<Uri> for TlsConnect {
             match tokio::time::timeout(this.timeout, connect).await {
                 Ok(Ok(stream)) => Ok(TokioIo::new(stream)),
                 Ok(Err(e)) => {
-                    tracing::warn!(addr = %this.addr, error = %e, "TLS connection to the proxy failed");
+                    tracing::warn!(addr = %this.addr, error = %rmq_protocol::ErrorChain(&e), "TLS connection to the proxy failed");
                     Err(e)
                 }
                 Err(_) => Err(io::Error::new(
