@@ -1,7 +1,8 @@
 //! The consumers' metric and label names (the table in `METRICS.md` at the
 //! repository root). The push consumer reports all of them; the lite pull
 //! consumer (no listener) reports [`RECEIVED_MESSAGES`], [`OPERATION_DURATION`],
-//! [`LAG`], [`REBALANCES`] and [`REBALANCE_DURATION`].
+//! [`LAG`], [`REBALANCES`] and [`REBALANCE_DURATION`]. Both compute the lag
+//! with [`lag`].
 //!
 //! ```
 //! assert_eq!(rmq_consumer_base::telemetry::LAG, "messaging.rocketmq.consumer.lag");
@@ -57,3 +58,22 @@ pub const OPERATION: &str = "messaging.operation.name";
 /// Label: the flow-control threshold (`message count`, `message size`,
 /// `offset span`).
 pub const REASON: &str = "messaging.rocketmq.flow_control.reason";
+
+/// A queue's lag as the consumers report it ([`LAG`]): the broker's max
+/// offset `max` (from the last pull answer; negative before one) minus
+/// the committed offset, or minus the pull position `next` when nothing is
+/// committed yet; never negative, 0 before the first pull answer.
+///
+/// ```
+/// use rmq_consumer_base::telemetry::lag;
+/// assert_eq!(lag(10, Some(3), Some(8)), 7);
+/// assert_eq!(lag(10, None, Some(8)), 2);
+/// assert_eq!(lag(-1, Some(3), None), 0);
+/// assert_eq!(lag(10, Some(12), None), 0);
+/// ```
+pub fn lag(max: i64, committed: Option<i64>, next: Option<i64>) -> i64 {
+    match committed.or(next) {
+        Some(c) if max >= 0 => max.saturating_sub(c).max(0),
+        _ => 0,
+    }
+}

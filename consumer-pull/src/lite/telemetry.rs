@@ -126,12 +126,12 @@ impl QueueMetrics {
     /// The lag given the committed offset (`None`: nothing committed yet,
     /// counted from the pull position); 0 before the first pull answer.
     fn lag(&self, committed: Option<i64>) -> i64 {
-        let max = self.broker_max_offset.load(Ordering::Relaxed);
         let next = Some(self.next_offset.load(Ordering::Relaxed)).filter(|n| *n >= 0);
-        match committed.or(next) {
-            Some(c) if max >= 0 => max.saturating_sub(c).max(0),
-            _ => 0,
-        }
+        rmq_consumer_base::telemetry::lag(
+            self.broker_max_offset.load(Ordering::Relaxed),
+            committed,
+            next,
+        )
     }
 }
 

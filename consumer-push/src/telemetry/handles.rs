@@ -285,11 +285,11 @@ impl QueueMetrics {
     /// yet, then counted from the pull position `next`): 0 before the first
     /// pull answer.
     pub(crate) fn lag(&self, committed: Option<i64>, next: Option<i64>) -> i64 {
-        let max = self.broker_max_offset.load(Ordering::Relaxed);
-        match committed.or(next) {
-            Some(c) if max >= 0 => max.saturating_sub(c).max(0),
-            _ => 0,
-        }
+        super::lag(
+            self.broker_max_offset.load(Ordering::Relaxed),
+            committed,
+            next,
+        )
     }
 
     /// The persist tick: the queue's gauges.
