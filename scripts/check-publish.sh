@@ -160,6 +160,16 @@ for p in m["packages"]:
       if [[ -d "$d" ]]; then rm -rf "$d"; fi
     done
   done
+  # cargo builds those packages in the workspace's target like registry crates, whose sources it
+  # takes as never changing: a build of the same version left by an earlier run would be linked
+  # instead of the package just made. Drop those builds too (their dep-info files name the
+  # unpacked sources).
+  target_dir=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["target_directory"])' "$meta")
+  for dfile in $(grep -l -E '/registry/src/[^/]+/rmq(-[a-z]+)*-[0-9]+\.[0-9]+\.[0-9]+' "$target_dir"/debug/deps/*.d 2>/dev/null || true); do
+    base=$(basename "$dfile" .d)
+    hash=${base##*-}
+    rm -rf "$target_dir"/debug/.fingerprint/*-"$hash" "$target_dir"/debug/deps/*-"$hash".* "$target_dir"/debug/deps/*-"$hash"
+  done
   excludes=()
   for n in $(awk '$1 == "unpublished" {print $2}' <<<"$plan"); do excludes+=(--exclude "$n"); done
   cargo package --workspace --locked "${excludes[@]}"
