@@ -52,7 +52,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-say() { printf 'test.sh: %s\n' "$*" >&2; }
+# Every line carries the time since the start ([+seconds]): the steps' wall times can be read off.
+say() { printf 'test.sh: [+%ds] %s\n' "$SECONDS" "$*" >&2; }
 
 reachable() { # host:port
   local host="${1%:*}" port="${1##*:}"

@@ -10,26 +10,11 @@ use std::time::Duration;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer};
 use rmq_testkit::env::{Env, send_to};
+use rmq_testkit::prometheus::samples;
 use rmq_testkit::wait::{TEST_TIMEOUT, within};
 
 const QUEUES: usize = 4;
 const PER_QUEUE: usize = 10;
-
-/// The samples of metric `name` (Prometheus form) whose labels contain
-/// `label`: labels text → value.
-fn samples(body: &str, name: &str, label: &str) -> BTreeMap<String, f64> {
-    body.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            let labels = series.strip_prefix(name)?.strip_prefix('{')?;
-            if !labels.contains(label) {
-                return None;
-            }
-            Some((labels.trim_end_matches('}').to_owned(), value.parse().ok()?))
-        })
-        .collect()
-}
 
 fn lags(handle: &PrometheusHandle, group_label: &str) -> BTreeMap<String, f64> {
     samples(

@@ -8,11 +8,10 @@
 #[path = "../metrics.rs"]
 mod metrics_example;
 
-use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::time::Duration;
 
-use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until, within};
+use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until, prometheus_samples as samples, within};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -50,22 +49,6 @@ async fn scrape(addr: SocketAddr) -> Result<String, String> {
         return Err(format!("answer: {head}"));
     }
     Ok(body.to_owned())
-}
-
-/// The samples of metric `name` (Prometheus form) whose labels contain
-/// `label`: labels text → value.
-fn samples(body: &str, name: &str, label: &str) -> BTreeMap<String, f64> {
-    body.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            let labels = series.strip_prefix(name)?.strip_prefix('{')?;
-            labels
-                .contains(label)
-                .then(|| (labels.trim_end_matches('}').to_owned(), value.parse().ok()))
-                .and_then(|(k, v)| Some((k, v?)))
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,6 +17,7 @@
 //!   reads of the broker's store).
 //! * [`grpc`]: endpoint, typed topics and receiving for the tests against the 5.x gRPC proxy.
 //! * [`orderly`]: ordered sends and a recording orderly listener.
+//! * [`prometheus`]: samples of a metric in a Prometheus scrape.
 //! * [`secure`]: a second, secured local RocketMQ (ACL + TLS + mTLS) for the security tests.
 //!
 //! ```no_run
@@ -41,6 +42,7 @@ pub mod loopback;
 mod names;
 #[cfg(feature = "orderly")]
 pub mod orderly;
+pub mod prometheus;
 pub mod proxy;
 #[cfg(feature = "remoting")]
 pub mod raw;

@@ -23,4 +23,5 @@ pub mod tx;
 
 pub use record::{Delivery, Recorder};
 pub use rmq_testkit::env::{Env, Sent};
+pub use rmq_testkit::prometheus::samples as prometheus_samples;
 pub use rmq_testkit::wait::{TEST_TIMEOUT, poll_until, within};
