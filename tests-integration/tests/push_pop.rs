@@ -237,9 +237,12 @@ async fn reconsume_later_comes_back_after_its_delay() {
             back_after >= Duration::from_secs(5),
             "back after {back_after:?}"
         );
+        // Not the 30 s invisible time: the delay decided when it came back. The broker's revive
+        // scan and the pop of the retry topic add a few seconds (8.2 s seen under load), so the
+        // bound sits halfway between the delay and the invisible time.
         assert!(
-            back_after <= Duration::from_secs(8),
-            "back within 3 s of the delay, after {back_after:?}"
+            back_after <= Duration::from_secs(17),
+            "back well before the 30 s invisible time (delay 5 s), after {back_after:?}"
         );
         tokio::time::sleep(Duration::from_secs(8)).await;
         assert_eq!(rec.len(), 2, "consumed: not delivered again");
