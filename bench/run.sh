@@ -40,7 +40,7 @@
 #   --scale-count N       scale: messages preloaded and drained per case (default: --count)
 #   --idle-s S            scale: seconds an idle consumer holds its queues before its memory is read (default 5)
 #   --ceiling-count N     ceiling: messages the fake broker holds, drained by each client (default 1000000)
-#   --quick               small and fast (<= 3 minutes once built): 20000 messages, 1 repetition,
+#   --quick               small and fast (<= 3 minutes once built; results in bench/results/quick/): 20000 messages, 1 repetition,
 #                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run;
 #                         scale: 20000 messages per case, idle 3 s; ceiling: 200000 messages
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
@@ -348,6 +348,8 @@ args=(
   --idle-s "$idle_s" --ceiling-count "$ceiling_count"
   --broker-addrs "${RMQ_BROKER_ADDR:-}${RMQ_BROKER_B_ADDR:+,${RMQ_BROKER_B_ADDR}}"
 )
+# Quick runs (CI's, a smoke check) go to bench/results/quick/ (git-ignored); full runs beside it.
+[[ "$mode_name" == quick ]] && args+=(--results-dir "$BENCH/results/quick")
 [[ -n "$scale_count" ]] && args+=(--scale-count "$scale_count")
 [[ -n "$producer_count" ]] && args+=(--producer-count "$producer_count")
 [[ -n "$grpc_count" ]] && args+=(--grpc-count "$grpc_count")

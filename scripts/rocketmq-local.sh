@@ -252,8 +252,8 @@ write_pom() {
 EOF
 }
 
-# ensure_jars VERSION: jars of VERSION in $CACHE/VERSION/lib (Maven runs only when the marker is missing).
-ensure_jars() {
+# download_jars VERSION: jars of VERSION in $CACHE/VERSION/lib (Maven runs only when the marker is missing).
+download_jars() {
   local v="$1" dir="$CACHE/$1"
   [[ -f "$dir/.complete" ]] && return 0
   need mvn "install Maven (e.g. apt-get install maven) to download the RocketMQ jars"
@@ -275,10 +275,15 @@ ensure_jars() {
   grep -m1 -E 'Could not|not found|ERROR\]' "$dir/mvn.log" >&2 || tail -n 3 "$dir/mvn.log" >&2 || true
   return 1
 }
+# ensure_jars VERSION: download_jars under the download lock, unless the jars are there.
+ensure_jars() {
+  [[ -f "$CACHE/$1/.complete" ]] && return 0
+  with_cache_lock download_jars "$@"
+}
 
-# ensure_proxy_jars VERSION: the jars of rocketmq-proxy VERSION (and its dependencies) in $CACHE/proxy-VERSION/lib,
+# download_proxy_jars VERSION: the jars of rocketmq-proxy VERSION (and its dependencies) in $CACHE/proxy-VERSION/lib,
 # apart from the broker's (the proxy brings its own gRPC and protobuf).
-ensure_proxy_jars() {
+download_proxy_jars() {
   local v="$1" dir="$CACHE/proxy-$1"
   [[ -f "$dir/.complete" ]] && return 0
   need mvn "install Maven (e.g. apt-get install maven) to download the RocketMQ proxy jars"
@@ -311,6 +316,11 @@ EOF
   rm -rf "$dir/lib.tmp"
   log "the RocketMQ $v proxy does not resolve from Maven (log: $dir/mvn.log)"
   return 1
+}
+# ensure_proxy_jars VERSION: download_proxy_jars under the download lock, unless the jars are there.
+ensure_proxy_jars() {
+  [[ -f "$CACHE/proxy-$1/.complete" ]] && return 0
+  with_cache_lock download_proxy_jars "$@"
 }
 
 # resolve_version [SPEC] -> prints the exact version (jars present).
@@ -440,8 +450,8 @@ requested_security() { # prints the settings the environment asks for (the <T>/s
 
 TCNATIVE_VERSION=2.0.74.Final # the netty-tcnative of the netty (4.1.1xx) of RocketMQ 5.x
 
-# ensure_tcnative: netty-tcnative-boringssl-static (this machine's classifier) in $CACHE/tcnative/lib.
-ensure_tcnative() {
+# download_tcnative: netty-tcnative-boringssl-static (this machine's classifier) in $CACHE/tcnative/lib.
+download_tcnative() {
   local dir="$CACHE/tcnative-$TCNATIVE_VERSION" arch
   [[ -f "$dir/.complete" ]] && return 0
   case "$(uname -m)" in
@@ -476,6 +486,11 @@ EOF
     return 0
   fi
   die "netty-tcnative $TCNATIVE_VERSION does not resolve from Maven (log: $dir/mvn.log)"
+}
+# ensure_tcnative: download_tcnative under the download lock, unless it is there.
+ensure_tcnative() {
+  [[ -f "$CACHE/tcnative-$TCNATIVE_VERSION/.complete" ]] && return 0
+  with_cache_lock download_tcnative "$@"
 }
 
 # server_classpath T: the jars of the instance's version (plus netty-tcnative with RMQ_TLS_PROVIDER=openssl)
@@ -1030,12 +1045,30 @@ print_env() { # T
   fi
 }
 
+# lock: this instance's lock (start, stop, broker and proxy control of its run dir). Instances have
+# run dirs and ports of their own, so each has its own lock: starting a cluster (minutes) does not
+# hold up stopping the default instance.
 lock() {
   mkdir -p "$CACHE"
-  exec 9>"$CACHE/.lock"
+  local f="$CACHE/.lock${INSTANCE:+-$INSTANCE}"
+  exec 9>"$f"
   if command -v flock >/dev/null 2>&1; then
-    flock -w 600 9 || die "another rocketmq-local.sh holds $CACHE/.lock for 10 minutes"
+    flock -w 600 9 || die "another rocketmq-local.sh holds $f for 10 minutes"
   fi
+}
+
+# with_cache_lock FUNC ARGS...: FUNC under the lock of the downloads into $CACHE, which every
+# instance shares (taken inside an instance's lock, never the other way round).
+with_cache_lock() {
+  local rc=0
+  mkdir -p "$CACHE"
+  exec 8>"$CACHE/.download-lock"
+  if command -v flock >/dev/null 2>&1; then
+    flock -w 900 8 || die "another rocketmq-local.sh holds $CACHE/.download-lock for 15 minutes"
+  fi
+  "$@" || rc=$?
+  exec 8>&-
+  return "$rc"
 }
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -30,10 +30,10 @@
 #   accessMessageInMemoryMaxRatio=0) on both lines and controller (2 replicas) on 5.x, each running the
 #   tests-integration `cluster` tests of that topology (`#[ignore]`d in the normal run) and stopped after. It prints
 #   the tests' `cluster-figures:` lines (failover times, lost, duplicates) and the RSS of the cluster's JVMs.
-#   When another version follows, the cluster step runs in the background beside that version's tests (the
-#   cluster has its own ports and brokers); its output is printed once it is done, and its exit code counts.
-#   The next version's own cluster step waits for it (one cluster instance at a time). The controller topology
-#   does not run beside other tests: it runs after the last version's cluster step.
+#   When another version follows the first, the master-slave steps of every version run in the background, one
+#   after the other (one cluster instance at a time), beside the next versions' tests (the cluster has its own
+#   ports and brokers); their output is printed once they are done, and their exit code counts. The controller
+#   topology does not run beside other tests: it runs after the last version's tests and the background steps.
 # - At exit it stops the local RocketMQ, unless one was already running when it began.
 # Exit code: cargo's (first failing run), or 1 when RocketMQ could not be started.
 set -euo pipefail
@@ -229,13 +229,14 @@ cluster_step() {
   return "$rc"
 }
 
-# cluster_steps VERSION TOPOLOGY...: the cluster step of each topology, in order, stopping at the first
-# failure; their summary lines go to $cluster_summary. Returns the first failing exit code.
+# cluster_steps "VERSION TOPOLOGY"...: those cluster steps, in order, stopping at the first failure;
+# their summary lines go to $cluster_summary. Returns the first failing exit code.
 cluster_summary="$(mktemp)"
 cluster_steps() {
-  local v="$1" topo rc=0; shift
+  local pair v topo rc=0
   : >"$cluster_summary"
-  for topo in "$@"; do
+  for pair in "$@"; do
+    v="${pair% *}" topo="${pair#* }"
     say "cluster step: RocketMQ $v $topo"
     cluster_step "$v" "$topo" || rc=$?
     echo "RocketMQ $v: cluster step ($topo) -> exit $rc" >>"$cluster_summary"
@@ -334,35 +335,34 @@ for v in "${exact[@]}"; do
     fi
   fi
   if [[ "$rc" == 0 && "${RMQ_CLUSTER_STEP:-1}" == 1 ]]; then
-    topologies=()
-    # The controller (automatic master election) is 5.x only.
-    if [[ "$v" == 5.* ]]; then topologies=(master-slave controller); else topologies=(master-slave); fi
-    if [[ "$v" != "${exact[${#exact[@]}-1]}" ]]; then
-      # The cluster has ports and brokers of its own: master-slave runs beside the next version's
-      # tests. The controller topology waits for the end and runs alone: its election needs a slave
-      # in the sync state set, and a slave slowed by other tests' load can fall behind and leave it.
+    last="${exact[${#exact[@]}-1]}"
+    if [[ "$first" == 1 && "$v" != "$last" ]]; then
+      # The cluster has ports and brokers of its own: the master-slave step of every version runs
+      # in the background, one after the other, beside the next versions' tests. The controller
+      # topology (automatic master election, 5.x only) waits for the end and runs alone: its election
+      # needs a slave in the sync state set, and a slave slowed by other tests' load can fall behind
+      # and leave it.
       background=()
-      for topo in "${topologies[@]}"; do
-        if [[ "$topo" == master-slave ]]; then background+=("$topo"); else deferred+=("$v $topo"); fi
+      for w in "${exact[@]}"; do
+        background+=("$w master-slave")
+        if [[ "$w" == 5.* ]]; then deferred+=("$w controller"); fi
       done
-      if [[ ${#background[@]} -gt 0 ]]; then
-        cluster_log="$(mktemp)"
-        say "cluster step: RocketMQ $v ${background[*]}, beside the next version (its output follows at the end)"
-        ( trap - EXIT INT TERM; cluster_steps "$v" "${background[@]}" ) >"$cluster_log" 2>&1 &
-        cluster_pid=$!
-      fi
-    else
+      cluster_log="$(mktemp)"
+      say "cluster step: master-slave of RocketMQ ${exact[*]} in turn, beside the next versions (its output follows at the end)"
+      ( trap - EXIT INT TERM; cluster_steps "${background[@]}" ) >"$cluster_log" 2>&1 &
+      cluster_pid=$!
+    elif [[ "$v" == "$last" ]]; then
       # One cluster at a time: they share the cluster instance's ports.
       join_cluster || rc=$?
-      if [[ "$rc" == 0 ]]; then
-        cluster_steps "$v" "${topologies[@]}" || rc=$?
+      if [[ "$rc" == 0 && "$first" == 1 ]]; then
+        # A single version: its steps run here.
+        deferred=("$v master-slave")
+        if [[ "$v" == 5.* ]]; then deferred+=("$v controller"); fi
+      fi
+      if [[ "$rc" == 0 && ${#deferred[@]} -gt 0 ]]; then
+        cluster_steps "${deferred[@]}" || rc=$?
         mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
       fi
-      for d in "${deferred[@]}"; do
-        [[ "$rc" == 0 ]] || break
-        cluster_steps "${d% *}" "${d#* }" || rc=$?
-        mapfile -t -O "${#summary[@]}" summary <"$cluster_summary"
-      done
     fi
   fi
   if [[ "$rc" != 0 ]]; then
