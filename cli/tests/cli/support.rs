@@ -172,7 +172,8 @@ impl Running {
     }
 
     /// Sends SIGINT (Ctrl-C) and waits for the exit; returns its code and
-    /// the rest of stderr.
+    /// the rest of stderr, read to its end (the reader thread may still be
+    /// forwarding the last lines when the exit is seen).
     pub fn interrupt(mut self, secs: u64) -> (Option<i32>, String) {
         let status = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
@@ -180,7 +181,25 @@ impl Running {
             .expect("kill runs");
         assert!(status.success(), "kill -INT failed");
         let code = self.wait(secs);
-        (code, self.stderr_so_far())
+        (code, self.stderr_to_end(secs))
+    }
+
+    /// Every stderr line not read yet, up to the end of the pipe (after the
+    /// exit), failing after `secs`.
+    fn stderr_to_end(&self, secs: u64) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(l) => lines.push(l),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return lines.join("\n"),
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+                    "stderr not closed within {secs} s of the exit; so far: {}",
+                    lines.join("\n")
+                ),
+            }
+        }
     }
 
     /// Waits for the exit, failing after `secs`.
