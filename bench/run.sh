@@ -44,6 +44,9 @@
 #                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run;
 #                         scale: 20000 messages per case, idle 3 s; ceiling: 200000 messages
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
+#   --dev-build           rmq-bench from cargo's dev profile (target/debug), not release: for checking that the
+#                         harness runs (CI's quick run reuses the test build's dependencies this way); its figures
+#                         say nothing of rmq's speed (the results' config says "rmq_build": "dev")
 #   --tls                 also rmq-push-tls, rmq-pull-tls (drain) and rmq-producer-tls (produce): rmq over TLS
 #                         beside plaintext, against one broker started with RMQ_TLS=permissive (its own
 #                         instance: RMQ_INSTANCE=bench-tls on RMQ_BENCH_NAMESRV_PORT / RMQ_BENCH_BROKER_PORT,
@@ -84,6 +87,7 @@ grpc_count=""
 producer_threads=64
 java_producer=official
 build=1
+rmq_profile=release
 mode_name=full
 tls=0
 acl=0
@@ -131,6 +135,7 @@ while [[ $# -gt 0 ]]; do
       count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
       producer_count=20000; grpc_count=5000; idle_s=3; ceiling_count=200000; mode_name=quick; shift ;;
     --no-build) build=0; shift ;;
+    --dev-build) rmq_profile=dev; shift ;;
     --tls) tls=1; shift ;;
     --acl) acl=1; shift ;;
     --metrics) metrics=1; shift ;;
@@ -241,11 +246,17 @@ java_cp=""
 java_grpc_cp=""
 go_peer="$BENCH/peers/go/gopeer"
 rust_peer="$BENCH/peers/rocketmq-rust/target/release/rocketmq-rust-peer"
-rmq_bench="$ROOT/target/release/rmq-bench"
+if [[ "$rmq_profile" == dev ]]; then
+  rmq_bench="${CARGO_TARGET_DIR:-$ROOT/target}/debug/rmq-bench"
+  build_cmd=(cargo build -q --locked -p rmq-bench)
+else
+  rmq_bench="${CARGO_TARGET_DIR:-$ROOT/target}/release/rmq-bench"
+  build_cmd=(cargo build --release -q --locked -p rmq-bench)
+fi
 
 if [[ $build == 1 ]]; then
-  log "building rmq-bench (cargo build --release -p rmq-bench)"
-  (cd "$ROOT" && cargo build --release -q -p rmq-bench) || die "rmq-bench does not build"
+  log "building rmq-bench (${build_cmd[*]})"
+  (cd "$ROOT" && "${build_cmd[@]}") || die "rmq-bench does not build"
 fi
 [[ -x "$rmq_bench" ]] || die "$rmq_bench missing (run without --no-build)"
 
@@ -340,7 +351,7 @@ args=(
   --clients "$clients" --scenarios "$scenarios"
   --latency-rate "$latency_rate" --latency-duration "$latency_duration" --latency-warmup "$latency_warmup"
   --producer-threads "$producer_threads" --java-producer "$java_producer"
-  --rmq-bench "$rmq_bench" --java-cp "$java_cp" --go-peer "$go_peer" --rust-peer "$rust_peer"
+  --rmq-bench "$rmq_bench" --rmq-build "$rmq_profile" --java-cp "$java_cp" --go-peer "$go_peer" --rust-peer "$rust_peer"
   --java-grpc-cp "$java_grpc_cp" --proxy-endpoint "${RMQ_PROXY_ENDPOINT:-}"
   --rocketmq-version "$rmq_version" --mode-name "$mode_name"
   --batch-linger-ms "$batch_linger_ms" --batch-messages "$batch_messages" --batch-bytes "$batch_bytes"

@@ -980,6 +980,8 @@ def main():
                         "rmqbench.Produce); own: rmqbench.Produce for both")
     p.add_argument("--client-timeout", type=int, default=600)
     p.add_argument("--rmq-bench", required=True)
+    p.add_argument("--rmq-build", choices=["release", "dev"], default="release",
+                   help="cargo profile rmq-bench was built with (dev: figures say nothing of rmq's speed)")
     p.add_argument("--java-cp", default="")
     p.add_argument("--java-opts", default=os.environ.get("BENCH_JAVA_OPTS", ""))
     p.add_argument("--java-grpc-cp", default="", help="class path of bench/peers/java-grpc (rmqgrpc.GrpcBench)")
@@ -1104,6 +1106,7 @@ def main():
 
     cfg = {
         "mode": a.mode_name,
+        "rmq_build": a.rmq_build,
         "timestamp": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "rocketmq_version": a.rocketmq_version,
         "namesrv": a.namesrv,

@@ -12,6 +12,9 @@
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`, tests-integration `broker_link`, which
 #   kills and restarts the second local broker). Stops at the first failure.
+# - Without ARGS, those `cargo test` runs are carried out by test_pool (below): the same test binaries
+#   (and the doc tests), built by cargo and run by this script RMQ_TEST_JOBS (default 2) at a time;
+#   RMQ_TEST_JOBS=1 runs them one after the other, as cargo does.
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
 #   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_java` (the official Java
 #   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, and `grpc_restart`,
@@ -108,6 +111,90 @@ run_tests() {
     say "running: $n $*"
     (cd "${test_dir[$n]}" && "${test_bin[$n]}" "$@") || { rc=$?; break; }
   done
+  return "$rc"
+}
+
+# The test binaries that stop, kill or restart a broker of the local instance in the normal run
+# (testkit `local_rocketmq` kills and restarts broker-a, producer `failover` kills broker-b): in
+# test_pool they run alone, before the others.
+alone_bins=" local_rocketmq failover "
+# test_pool SCOPE: `cargo test --workspace` (SCOPE all: unit, integration and doc tests) or
+# `cargo test --workspace --test '*'` (SCOPE integration), with the test binaries run by this script,
+# RMQ_TEST_JOBS (default 2) at a time instead of one after the other: most of a binary's time is
+# spent waiting on the broker. Each binary's output is printed whole when it ends; the longest
+# binaries start first. Stops starting binaries at the first failure and returns its exit code.
+test_pool() {
+  local scope="$1" jobs="${RMQ_TEST_JOBS:-2}" json logdir i n rc=0 jrc pid alone_running=""
+  local -a kinds=() names=() exes=() dirs=()
+  local -A running=() started=()
+  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { say "RMQ_TEST_JOBS=$jobs is not a positive number"; return 64; }
+  cargo test --workspace --no-run || return $?
+  json="$(cargo test --workspace --no-run --message-format=json 2>/dev/null)" \
+    || { say "cargo test --workspace --no-run --message-format=json failed"; return 1; }
+  while IFS=$'\t' read -r kind name exe dir; do
+    kinds+=("$kind") names+=("$name") exes+=("$exe") dirs+=("$dir")
+  done < <(python3 -c '
+import json, os, sys
+scope, alone = sys.argv[1], sys.argv[2].split()
+# The longest binaries of earlier runs first, so that two at a time end together.
+slow = ["cli", "batching", "lite", "msg_trace_java", "smoke", "push_stream", "tx_basic",
+        "differential", "tx_java", "tx_crash", "pop", "send", "orderly_lost_lock", "msg_trace",
+        "consumer_status"]
+bins = []
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    t = m.get("target") or {}
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    if not (m.get("profile") or {}).get("test"):
+        continue
+    if scope == "integration" and "test" not in t.get("kind", []):
+        continue
+    bins.append((t["name"], m["executable"], os.path.dirname(m["manifest_path"])))
+rank = lambda b: (0 if b[0] in alone else 1, slow.index(b[0]) if b[0] in slow else len(slow))
+for name, exe, d in sorted(bins, key=rank):
+    print("alone" if name in alone else "pool", name, exe, d, sep="\t")
+' "$scope" "$alone_bins" <<<"$json")
+  if [[ "$scope" == all ]]; then
+    kinds+=(pool) names+=(doctests) exes+=(@doctests) dirs+=("$ROOT")
+  fi
+  n=${#exes[@]}
+  [[ "$n" -gt 0 ]] || { say "no test binary found in the workspace build"; return 1; }
+  say "$n test binaries ($scope), $jobs at a time;$alone_bins(if built) first and alone"
+  logdir="$(mktemp -d)"
+  i=0
+  while (( i < n || ${#running[@]} > 0 )); do
+    # Start what may start: nothing after a failure; an `alone` binary only when none runs, and
+    # nothing beside it.
+    while (( rc == 0 && i < n && ${#running[@]} < jobs )); do
+      if [[ -n "$alone_running" || ( "${kinds[i]}" == alone && ${#running[@]} -gt 0 ) ]]; then break; fi
+      if [[ "${exes[i]}" == @doctests ]]; then
+        (cd "${dirs[i]}" && exec cargo test --workspace --doc) >"$logdir/$i.log" 2>&1 &
+      else
+        (cd "${dirs[i]}" && exec "${exes[i]}") >"$logdir/$i.log" 2>&1 &
+      fi
+      running[$!]=$i started[$i]=$SECONDS
+      if [[ "${kinds[i]}" == alone ]]; then alone_running=1; fi
+      i=$(( i + 1 ))
+    done
+    (( ${#running[@]} > 0 )) || break
+    jrc=0 pid=""
+    wait -n -p pid "${!running[@]}" || jrc=$?
+    [[ -n "$pid" && -n "${running[$pid]:-}" ]] || continue
+    local j="${running[$pid]}"
+    unset "running[$pid]"
+    alone_running=""
+    say "----- ${names[j]} (${dirs[j]#"$ROOT"/}): exit $jrc after $(( SECONDS - started[$j] )) s -----"
+    cat "$logdir/$j.log"
+    if [[ "$jrc" != 0 && "$rc" == 0 ]]; then
+      rc="$jrc"
+      say "${names[j]} failed (exit $jrc): no more test binaries are started"
+    fi
+  done
+  rm -rf "$logdir"
   return "$rc"
 }
 
@@ -288,13 +375,19 @@ for v in "${exact[@]}"; do
   if [[ -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then export RMQ_PROXY_ENDPOINT; fi
   say "RocketMQ $v at NAMESRV_ADDR=$NAMESRV_ADDR (ready after $(( $(date +%s) - t0 )) s)"
   if [[ "$first" == 1 ]]; then
-    cmd=(cargo test --workspace "$@")
+    cmd=(cargo test --workspace "$@") scope=all
   else
-    cmd=(cargo test --workspace --test '*' "$@")
+    cmd=(cargo test --workspace --test '*' "$@") scope=integration
   fi
-  say "running: ${cmd[*]}"
   rc=0
-  "${cmd[@]}" || rc=$?
+  if [[ $# -eq 0 ]]; then
+    # No cargo arguments: the same tests as cmd, several binaries at a time (test_pool).
+    say "running: ${cmd[*]} (test binaries ${RMQ_TEST_JOBS:-2} at a time)"
+    test_pool "$scope" || rc=$?
+  else
+    say "running: ${cmd[*]}"
+    "${cmd[@]}" || rc=$?
+  fi
   summary+=("RocketMQ $v: ${cmd[*]} -> exit $rc")
   if [[ "$rc" == 0 ]]; then
     # Broker faults last and alone: these tests stop and restart local brokers.
