@@ -159,7 +159,16 @@ for name, exe, d in sorted(bins, key=rank):
     print("alone" if name in alone else "pool", name, exe, d, sep="\t")
 ' "$scope" "$alone_bins" <<<"$json")
   if [[ "$scope" == all ]]; then
-    kinds+=(pool) names+=(doctests) exes+=(@doctests) dirs+=("$ROOT")
+    # The doc tests (about 20 s, mostly compiling them) right after the binaries that run alone,
+    # beside the longest ones, rather than last and alone.
+    local first_pool=0
+    while (( first_pool < ${#kinds[@]} )) && [[ "${kinds[first_pool]}" == alone ]]; do
+      first_pool=$(( first_pool + 1 ))
+    done
+    kinds=("${kinds[@]:0:first_pool}" pool "${kinds[@]:first_pool}")
+    names=("${names[@]:0:first_pool}" doctests "${names[@]:first_pool}")
+    exes=("${exes[@]:0:first_pool}" @doctests "${exes[@]:first_pool}")
+    dirs=("${dirs[@]:0:first_pool}" "$ROOT" "${dirs[@]:first_pool}")
   fi
   n=${#exes[@]}
   [[ "$n" -gt 0 ]] || { say "no test binary found in the workspace build"; return 1; }

@@ -353,11 +353,21 @@ async fn many_tasks_share_one_producer() {
             failures.len(),
             failures.first()
         );
-        let mut stored = 0;
-        for q in 0..8 {
-            stored += env.max_offset_at(&env.broker.broker_addr, &topic, q).await;
-        }
-        assert_eq!(stored, i64::try_from(TASKS * EACH).expect("n"));
+        // Every acknowledged send is stored once: the consume queues (written shortly after the
+        // sends are answered) reach exactly TASKS * EACH messages, and no more.
+        let want = i64::try_from(TASKS * EACH).expect("n");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let stored = loop {
+            let mut stored = 0;
+            for q in 0..8 {
+                stored += env.max_offset_at(&env.broker.broker_addr, &topic, q).await;
+            }
+            if stored >= want || tokio::time::Instant::now() >= deadline {
+                break stored;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(stored, want);
         p.shutdown().await.expect("producer shutdown");
     })
     .await;

@@ -38,6 +38,23 @@ pub struct Sent {
     pub queue_offset: i64,
 }
 
+/// The max offset (next offset to be written) of each queue `0..queues` once `sent` are stored:
+/// one past the highest offset sent to it, 0 for a queue none went to. Exact as soon as the sends
+/// are acknowledged, where the broker's GET_MAX_OFFSET ([`Env::max_offsets`]) may still lag behind
+/// (4.9.x answers from the consume queue, which its dispatch fills a little after the send).
+pub fn ends_after(sent: &[Sent], queues: i32) -> Vec<i64> {
+    let mut ends = vec![0; usize::try_from(queues).unwrap_or(0)];
+    for s in sent {
+        if let Some(end) = usize::try_from(s.queue.queue_id)
+            .ok()
+            .and_then(|q| ends.get_mut(q))
+        {
+            *end = (*end).max(s.queue_offset + 1);
+        }
+    }
+    ends
+}
+
 /// The test broker plus an admin client instance (own instance name) for checks.
 #[derive(Debug)]
 pub struct Env {
