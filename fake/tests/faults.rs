@@ -87,13 +87,17 @@ async fn code(c: &RemotingClient, addr: &str, cmd: RemotingCommand) -> i32 {
 }
 
 /// The max offset of queue 0. The first call after a broker restart may still meet the
-/// connection to the stopped broker, closed before the request was written (a retry-safe
-/// error): then it asks once more, on a new connection.
+/// connection to the stopped broker: closed before the request was written (a retry-safe
+/// error), or, when the client had not yet seen the close, after it was written into the dead
+/// socket. A max-offset query changes nothing, so either way it asks once more, on a new
+/// connection.
 async fn offset_of(c: &RemotingClient, addr: &str, topic: &str) -> i64 {
     let a = match c.invoke(addr, max_offset(topic), CALL).await {
         Ok(a) => a,
-        Err(e) if e.is_retry_safe() => c.invoke(addr, max_offset(topic), CALL).await.unwrap(),
-        Err(e) => panic!("max offset of {topic}: {e}"),
+        Err(first) => c
+            .invoke(addr, max_offset(topic), CALL)
+            .await
+            .unwrap_or_else(|e| panic!("max offset of {topic}: {e} (first attempt: {first})")),
     };
     a.ext_field("offset").unwrap().parse().unwrap()
 }
