@@ -25,7 +25,9 @@ pub enum ConsumeResult {
 /// Per-call context (Java `ConsumeConcurrentlyContext`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumeContext {
-    queue: MessageQueue,
+    /// Shared by the calls of one pulled batch: a context per call costs no
+    /// copy of the queue's names.
+    queue: Arc<MessageQueue>,
     delay_level_when_next_consume: i32,
     ack_index: i32,
 }
@@ -34,6 +36,11 @@ impl ConsumeContext {
     /// A context for messages of `queue` with Java's defaults: delay level 0
     /// (the broker decides), ack index `i32::MAX` (everything).
     pub fn new(queue: MessageQueue) -> Self {
+        Self::shared(Arc::new(queue))
+    }
+
+    /// [`new`](Self::new) with a queue shared with other calls.
+    pub(crate) fn shared(queue: Arc<MessageQueue>) -> Self {
         ConsumeContext {
             queue,
             delay_level_when_next_consume: 0,

@@ -37,7 +37,8 @@ pub(crate) fn submit(
     }
     let task_inner = inner.clone();
     let pq = pq.clone();
-    let mq = mq.clone();
+    // One copy of the queue for the batch's calls and their contexts.
+    let mq = Arc::new(mq.clone());
     inner.core.tasks().spawn(async move {
         let inner = task_inner;
         let abort = inner.core.cancel().clone();
@@ -52,7 +53,7 @@ pub(crate) fn submit(
 async fn consume_all(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
-    mq: &MessageQueue,
+    mq: &Arc<MessageQueue>,
     msgs: Vec<MessageExt>,
 ) {
     let size = inner.config.consume_batch_max_size.max(1);
@@ -91,9 +92,10 @@ fn spawn_later(inner: &Arc<Inner>, pq: Arc<ProcessQueue>, mq: MessageQueue, msgs
 async fn consume_batch(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
-    mq: &MessageQueue,
+    shared_mq: &Arc<MessageQueue>,
     mut msgs: Vec<MessageExt>,
 ) {
+    let mq: &MessageQueue = shared_mq;
     let permit = tokio::select! {
         permit = inner.semaphore.clone().acquire_owned() => match permit {
             Ok(p) => p,
@@ -106,14 +108,18 @@ async fn consume_batch(
         return;
     }
     let start = now_ms().to_string();
-    for m in &mut msgs {
-        m.message
-            .set_property(property::CONSUME_START_TIME, start.clone());
+    if let Some((last, rest)) = msgs.split_last_mut() {
+        for m in rest {
+            m.message
+                .set_property(property::CONSUME_START_TIME, start.clone());
+        }
+        last.message
+            .set_property(property::CONSUME_START_TIME, start);
     }
     let started = Instant::now();
     pq.begin_consume(started);
     inner.metrics.call_started();
-    let mut ctx = ConsumeContext::new(mq.clone());
+    let mut ctx = ConsumeContext::shared(shared_mq.clone());
     let span = telemetry::process_span(inner.core.group(), mq, &msgs);
     let result = call_listener(inner, &msgs, &mut ctx)
         .instrument(span.clone())
@@ -180,10 +186,9 @@ pub(crate) async fn call_listener(
     msgs: &[MessageExt],
     ctx: &mut ConsumeContext,
 ) -> ConsumeResult {
-    let queue = ctx.queue().clone();
     let Listener::Concurrent(listener) = &inner.listener else {
         // Orderly consumers never submit here (the pull loop dispatches).
-        error!(queue = %queue, "concurrent consume requested by an orderly consumer");
+        error!(queue = %ctx.queue(), "concurrent consume requested by an orderly consumer");
         return ConsumeResult::ReconsumeLater;
     };
     let trace = crate::trace::before(inner, msgs);
@@ -194,7 +199,7 @@ pub(crate) async fn call_listener(
         Ok(result) => result,
         Err(failure) => {
             failure.log(
-                &queue,
+                ctx.queue(),
                 msgs.first().map(|m| m.queue_offset),
                 "ReconsumeLater",
             );
