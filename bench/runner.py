@@ -751,6 +751,8 @@ def table(rows, cfg):
     out.append(f"RocketMQ {cfg.get('rocketmq_version', '?')} on {cfg['cores']} cores; "
                f"{cfg['count']:,} x {cfg['size']} B{grpc}, {cfg['queues']} queues, "
                f"{cfg['repetitions']} repetition(s), median (min-max)")
+    if cfg.get("rmq_build") == "dev":
+        out.append("rmq-bench is a dev build (--dev-build): rmq's figures below say nothing of its speed.")
     out.append("")
     out.append("| scenario | client | msgs/s | CPU µs/msg | peak RSS MiB | p50 ms | p99 ms | p99.9 ms |")
     out.append("|---|---|---:|---:|---:|---:|---:|---:|")
