@@ -76,67 +76,21 @@ stop_secure() {
   if [[ "$secure_was_running" == 0 ]] && secure env >/dev/null 2>&1; then secure stop || true; fi
 }
 
-# The steps after the main run run its test binaries themselves: `cargo test -p X --test Y` (or even
-# `--workspace --test Y`) resolves other features than `cargo test --workspace` and rebuilds crates
-# for every step. test_bins lists the binaries of the workspace build (nothing new is built).
-declare -A test_bin=() test_dir=()
-test_bins() {
-  local json name exe dir
-  json="$(cargo test --workspace --no-run --message-format=json 2>/dev/null)" \
-    || { say "cargo test --workspace --no-run failed"; return 1; }
-  while read -r name exe dir; do
-    test_bin[$name]="$exe"; test_dir[$name]="$dir"
-  done < <(python3 -c '
-import json, os, sys
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except ValueError:
-        continue
-    t = m.get("target") or {}
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and "test" in t.get("kind", []):
-        print(t["name"], m["executable"], os.path.dirname(m["manifest_path"]))
-' <<<"$json")
-  [[ ${#test_bin[@]} -gt 0 ]] || { say "no integration test binary found in the workspace build"; return 1; }
-}
-# run_tests NAME... -- ARGS...: the integration test binaries NAME with ARGS, each from its package's
-# folder (as cargo runs them); stops at the first failing one and returns its exit code.
-run_tests() {
-  local names=() n rc=0
-  while [[ $# -gt 0 && "$1" != -- ]]; do names+=("$1"); shift; done
-  [[ $# -gt 0 ]] && shift
-  [[ ${#test_bin[@]} -gt 0 ]] || test_bins || return 1
-  for n in "${names[@]}"; do
-    [[ -n "${test_bin[$n]:-}" ]] || { say "no test binary '$n' in the workspace build"; return 1; }
-    say "running: $n $*"
-    (cd "${test_dir[$n]}" && "${test_bin[$n]}" "$@") || { rc=$?; break; }
-  done
-  return "$rc"
-}
-
 # The test binaries that stop, kill or restart a broker of the local instance in the normal run
 # (testkit `local_rocketmq` kills and restarts broker-a, producer `failover` kills broker-b): in
 # test_pool they run alone, before the others.
 alone_bins=" local_rocketmq failover "
-# test_pool SCOPE: `cargo test --workspace` (SCOPE all: unit, integration and doc tests) or
-# `cargo test --workspace --test '*'` (SCOPE integration), with the test binaries run by this script,
-# RMQ_TEST_JOBS (default 2) at a time instead of one after the other: most of a binary's time is
-# spent waiting on the broker. Each binary's output is printed whole when it ends; the longest
-# binaries start first. Stops starting binaries at the first failure and returns its exit code.
-test_pool() {
-  local scope="$1" jobs="${RMQ_TEST_JOBS:-2}" json logdir i n rc=0 jrc pid alone_running=""
-  local -a kinds=() names=() exes=() dirs=()
-  local -A running=() started=()
-  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { say "RMQ_TEST_JOBS=$jobs is not a positive number"; return 64; }
-  cargo test --workspace --no-run || return $?
+# workspace_test_bins SCOPE: the test binaries of the workspace build (`cargo test --workspace
+# --no-run`, nothing new is built), one line each: "alone" or "pool" (alone_bins), name, path,
+# package folder, tab-separated. SCOPE integration: the integration tests (tests/) only; all: unit
+# tests too. Those in alone_bins first, then the longest of earlier runs, then cargo's order.
+workspace_test_bins() {
+  local json
   json="$(cargo test --workspace --no-run --message-format=json 2>/dev/null)" \
     || { say "cargo test --workspace --no-run --message-format=json failed"; return 1; }
-  while IFS=$'\t' read -r kind name exe dir; do
-    kinds+=("$kind") names+=("$name") exes+=("$exe") dirs+=("$dir")
-  done < <(python3 -c '
+  python3 -c '
 import json, os, sys
 scope, alone = sys.argv[1], sys.argv[2].split()
-# The longest binaries of earlier runs first, so that two at a time end together.
 slow = ["cli", "batching", "lite", "msg_trace_java", "smoke", "push_stream", "tx_basic",
         "differential", "tx_java", "tx_crash", "pop", "send", "orderly_lost_lock", "msg_trace",
         "consumer_status"]
@@ -157,7 +111,53 @@ for line in sys.stdin:
 rank = lambda b: (0 if b[0] in alone else 1, slow.index(b[0]) if b[0] in slow else len(slow))
 for name, exe, d in sorted(bins, key=rank):
     print("alone" if name in alone else "pool", name, exe, d, sep="\t")
-' "$scope" "$alone_bins" <<<"$json")
+' "$1" "$alone_bins" <<<"$json"
+}
+
+# The steps after the main run run its test binaries themselves: `cargo test -p X --test Y` (or even
+# `--workspace --test Y`) resolves other features than `cargo test --workspace` and rebuilds crates
+# for every step. test_bins records the integration test binaries of the workspace build by name.
+declare -A test_bin=() test_dir=()
+test_bins() {
+  local lines kind name exe dir
+  lines="$(workspace_test_bins integration)" || return 1
+  while IFS=$'\t' read -r kind name exe dir; do
+    [[ -n "$name" ]] || continue
+    test_bin[$name]="$exe"; test_dir[$name]="$dir"
+  done <<<"$lines"
+  [[ ${#test_bin[@]} -gt 0 ]] || { say "no integration test binary found in the workspace build"; return 1; }
+}
+# run_tests NAME... -- ARGS...: the integration test binaries NAME with ARGS, each from its package's
+# folder (as cargo runs them); stops at the first failing one and returns its exit code.
+run_tests() {
+  local names=() n rc=0
+  while [[ $# -gt 0 && "$1" != -- ]]; do names+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift
+  [[ ${#test_bin[@]} -gt 0 ]] || test_bins || return 1
+  for n in "${names[@]}"; do
+    [[ -n "${test_bin[$n]:-}" ]] || { say "no test binary '$n' in the workspace build"; return 1; }
+    say "running: $n $*"
+    (cd "${test_dir[$n]}" && "${test_bin[$n]}" "$@") || { rc=$?; break; }
+  done
+  return "$rc"
+}
+
+# test_pool SCOPE: `cargo test --workspace` (SCOPE all: unit, integration and doc tests) or
+# `cargo test --workspace --test '*'` (SCOPE integration), with the test binaries run by this script,
+# RMQ_TEST_JOBS (default 2) at a time instead of one after the other: most of a binary's time is
+# spent waiting on the broker. Each binary's output is printed whole when it ends; the longest
+# binaries start first. Stops starting binaries at the first failure and returns its exit code.
+test_pool() {
+  local scope="$1" jobs="${RMQ_TEST_JOBS:-2}" lines kind name exe dir logdir i n rc=0 jrc pid alone_running=""
+  local -a kinds=() names=() exes=() dirs=()
+  local -A running=() started=()
+  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { say "RMQ_TEST_JOBS=$jobs is not a positive number"; return 64; }
+  cargo test --workspace --no-run || return $?
+  lines="$(workspace_test_bins "$scope")" || return 1
+  while IFS=$'\t' read -r kind name exe dir; do
+    [[ -n "$name" ]] || continue
+    kinds+=("$kind") names+=("$name") exes+=("$exe") dirs+=("$dir")
+  done <<<"$lines"
   if [[ "$scope" == all ]]; then
     # The doc tests (about 20 s, mostly compiling them) right after the binaries that run alone,
     # beside the longest ones, rather than last and alone.
