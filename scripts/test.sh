@@ -12,9 +12,9 @@
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`, tests-integration `broker_link`, which
 #   kills and restarts the second local broker). Stops at the first failure.
-# - Without ARGS, those `cargo test` runs are carried out by test_pool (below): the same test binaries
-#   (and the doc tests), built by cargo and run by this script RMQ_TEST_JOBS (default 2) at a time;
-#   RMQ_TEST_JOBS=1 runs them one after the other, as cargo does.
+# - RMQ_TEST_JOBS=N (N > 1) and no ARGS: those `cargo test` runs are carried out by test_pool (below):
+#   the same test binaries (and the doc tests), built by cargo and run by this script N at a time.
+#   The default, 1, runs `cargo test` itself (one binary after the other).
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
 #   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_java` (the official Java
 #   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, and `grpc_restart`,
@@ -144,11 +144,11 @@ run_tests() {
 
 # test_pool SCOPE: `cargo test --workspace` (SCOPE all: unit, integration and doc tests) or
 # `cargo test --workspace --test '*'` (SCOPE integration), with the test binaries run by this script,
-# RMQ_TEST_JOBS (default 2) at a time instead of one after the other: most of a binary's time is
+# RMQ_TEST_JOBS at a time instead of one after the other: most of a binary's time is
 # spent waiting on the broker. Each binary's output is printed whole when it ends; the longest
 # binaries start first. Stops starting binaries at the first failure and returns its exit code.
 test_pool() {
-  local scope="$1" jobs="${RMQ_TEST_JOBS:-2}" lines kind name exe dir logdir i n rc=0 jrc pid alone_running=""
+  local scope="$1" jobs="${RMQ_TEST_JOBS:-1}" lines kind name exe dir logdir i n rc=0 jrc pid alone_running=""
   local -a kinds=() names=() exes=() dirs=()
   local -A running=() started=()
   [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { say "RMQ_TEST_JOBS=$jobs is not a positive number"; return 64; }
@@ -389,9 +389,9 @@ for v in "${exact[@]}"; do
     cmd=(cargo test --workspace --test '*' "$@") scope=integration
   fi
   rc=0
-  if [[ $# -eq 0 ]]; then
+  if [[ $# -eq 0 && "${RMQ_TEST_JOBS:-1}" != 1 ]]; then
     # No cargo arguments: the same tests as cmd, several binaries at a time (test_pool).
-    say "running: ${cmd[*]} (test binaries ${RMQ_TEST_JOBS:-2} at a time)"
+    say "running: ${cmd[*]} (test binaries $RMQ_TEST_JOBS at a time)"
     test_pool "$scope" || rc=$?
   else
     say "running: ${cmd[*]}"

@@ -47,12 +47,14 @@ async fn two_clients_compete_for_queue_locks() {
         // renew() only touches tracked queues: A cannot renew B's.
         assert!(la.renew(&mqs[..2]).await.is_empty());
 
-        // A lease that ran out makes the lock stale without any broker call.
-        let short =
-            QueueLocks::new(a.clone(), group.as_str()).with_lease(Duration::from_millis(50));
+        // A lease that ran out makes the lock stale without any broker call. The lease is long
+        // enough for the lock to be fresh when its call returns, also on a loaded machine (50 ms
+        // was not).
+        let lease = Duration::from_secs(2);
+        let short = QueueLocks::new(a.clone(), group.as_str()).with_lease(lease);
         assert_eq!(short.lock(&mqs[2..3]).await, mqs[2..3]);
         assert!(short.is_locked_and_fresh(&mqs[2]));
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(lease + Duration::from_millis(100)).await;
         assert!(short.is_locked(&mqs[2]));
         assert!(!short.is_locked_and_fresh(&mqs[2]));
         short.forget(&mqs[2]);
