@@ -7,7 +7,7 @@ use bytes::Bytes;
 use rmq_producer::{Error, InvalidMessage, Message, MessageQueue, SendStatus, hash_index};
 use rmq_protocol::message::property;
 use rmq_testkit::env::Env;
-use rmq_testkit::wait::{LONG_TEST_TIMEOUT, within};
+use rmq_testkit::wait::{LONG_TEST_TIMEOUT, poll_until, within};
 
 fn is_java_id(id: &str) -> bool {
     (id.len() == 32 || id.len() == 56)
@@ -356,17 +356,23 @@ async fn many_tasks_share_one_producer() {
         // Every acknowledged send is stored once: the consume queues (written shortly after the
         // sends are answered) reach exactly TASKS * EACH messages, and no more.
         let want = i64::try_from(TASKS * EACH).expect("n");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        let stored = loop {
-            let mut stored = 0;
-            for q in 0..8 {
-                stored += env.max_offset_at(&env.broker.broker_addr, &topic, q).await;
-            }
-            if stored >= want || tokio::time::Instant::now() >= deadline {
-                break stored;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        let stored = poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(20),
+            "the consume queues count every acknowledged send",
+            || async {
+                let mut stored = 0;
+                for q in 0..8 {
+                    stored += env.max_offset_at(&env.broker.broker_addr, &topic, q).await;
+                }
+                if stored >= want {
+                    Ok(stored)
+                } else {
+                    Err(stored)
+                }
+            },
+        )
+        .await;
         assert_eq!(stored, want);
         p.shutdown().await.expect("producer shutdown");
     })
