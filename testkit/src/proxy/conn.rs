@@ -253,7 +253,11 @@ impl Conn<'_> {
             match self.shared.rewrite_route(&cmd.body) {
                 Ok(body) => cmd.body = body.into(),
                 Err(e) => {
-                    warn!(error = %e, "fault proxy: route not rewritten; forwarding it unchanged")
+                    // Never hand the client a real broker address: it would
+                    // bypass the proxy (e.g. a route refresh answered while
+                    // the proxy shuts down).
+                    warn!(error = %e, "fault proxy: route not rewritten; closing the client connection");
+                    return Flow::Close;
                 }
             }
         }

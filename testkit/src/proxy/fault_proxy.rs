@@ -131,7 +131,8 @@ impl Shared {
         Ok(addr)
     }
 
-    /// Rewrites a route body so that every broker address points at its proxy.
+    /// Rewrites a route body so that every broker address points at its
+    /// proxy; an error when any broker has no proxy listener.
     pub(super) fn rewrite_route(self: &Arc<Self>, body: &[u8]) -> Result<Vec<u8>, RewriteError> {
         let route = TopicRouteData::decode(body)?;
         let mut map = HashMap::new();
@@ -140,7 +141,12 @@ impl Shared {
                 Ok(proxy) => {
                     map.insert(upstream, proxy);
                 }
-                Err(e) => warn!(%upstream, error = %e, "fault proxy: broker address left as is"),
+                Err(e) => {
+                    return Err(RewriteError::NoListener {
+                        upstream,
+                        reason: e.to_string(),
+                    });
+                }
             }
         }
         rewrite::rewrite_route(body, &map)
@@ -335,5 +341,28 @@ impl Drop for FaultProxy {
     fn drop(&mut self) {
         self.shared.cancel.cancel();
         self.shared.tracker.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROUTE: &[u8] = br#"{"brokerDatas":[{"brokerAddrs":{"0":"127.0.0.1:10911"},"brokerName":"broker-a","cluster":"C"}],"filterServerTable":{},"queueDatas":[{"brokerName":"broker-a","perm":6,"readQueueNums":4,"topicSysFlag":0,"writeQueueNums":4}]}"#;
+
+    #[tokio::test]
+    async fn a_route_seen_during_shutdown_is_refused_not_passed_on() {
+        // The upstream is never dialled: only the rewrite is exercised.
+        let proxy = FaultProxy::start("127.0.0.1:1").await.unwrap();
+        let rewritten = proxy.shared.rewrite_route(ROUTE).unwrap();
+        let text = String::from_utf8(rewritten).unwrap();
+        assert!(!text.contains("10911"), "{text}");
+        let proxied = proxy.broker_proxy_addr("127.0.0.1:10911").unwrap();
+        assert!(text.contains(&proxied), "{text}");
+
+        proxy.shutdown().await;
+        // Known broker, new broker: neither may reach the client as is.
+        let err = proxy.shared.rewrite_route(ROUTE).unwrap_err();
+        assert!(matches!(err, RewriteError::NoListener { .. }), "{err}");
     }
 }

@@ -6,6 +6,8 @@
 //! every broker address with the address of a broker-side listener it starts
 //! on demand (one per real broker address, reused). The rewritten route is
 //! written back as standard JSON, every other field kept.
+//! A route the proxy cannot rewrite (e.g. one answered while it shuts down)
+//! is never forwarded: the client's connection is closed instead.
 //!
 //! Each accepted connection gets its own upstream connection. Frames are
 //! decoded both ways with [`rmq_protocol::RemotingCodec`]; responses are

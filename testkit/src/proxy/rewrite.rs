@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use rmq_protocol::body::{TopicRouteData, lenient_json};
 use serde_json::Value;
 
-/// Why a route body could not be rewritten (the proxy then forwards it as is).
+/// Why a route body could not be rewritten. The proxy then closes the
+/// client's connection instead of answering: a route that names a real broker
+/// would let the client bypass the proxy and its faults.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RewriteError {
     /// The body is not a route (even with the lenient reader).
@@ -21,6 +23,15 @@ pub(crate) enum RewriteError {
     /// Writing the tree back failed.
     #[error("cannot write the rewritten route body: {0}")]
     Encode(#[from] serde_json::Error),
+    /// A broker of the route has no proxy listener (the proxy is shutting
+    /// down, or binding one failed).
+    #[error("no proxy listener for the broker at {upstream}: {reason}")]
+    NoListener {
+        /// The real broker address.
+        upstream: String,
+        /// Why the listener is missing.
+        reason: String,
+    },
     /// The rewritten body does not decode to the expected route.
     #[error("the rewritten route body does not match the original route with new addresses")]
     Mismatch,
