@@ -220,29 +220,7 @@ pub(super) fn encode(cmd: &RemotingCommand, dst: &mut BytesMut) {
 
 /// Writes an `i32` in decimal without allocating.
 fn put_i32(dst: &mut BytesMut, v: i32) {
-    let mut buf = [0u8; 11];
-    let mut pos = buf.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        pos -= 1;
-        // `n % 10` is below 10, so the cast is exact.
-        #[allow(clippy::cast_possible_truncation)]
-        let digit = (n % 10) as u8;
-        if let Some(slot) = buf.get_mut(pos) {
-            *slot = b'0' + digit;
-        }
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        pos -= 1;
-        if let Some(slot) = buf.get_mut(pos) {
-            *slot = b'-';
-        }
-    }
-    dst.put_slice(buf.get(pos..).unwrap_or_default());
+    dst.put_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Writes a JSON string literal: `"` and `\` escaped, control characters
@@ -251,6 +229,12 @@ fn put_str(dst: &mut BytesMut, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     dst.put_u8(b'"');
     let bytes = s.as_bytes();
+    // Header keys and values almost never need escaping: one scan, one copy.
+    if !bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        dst.put_slice(bytes);
+        dst.put_u8(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let short = match b {

@@ -79,7 +79,7 @@ macro_rules! number_header_value {
     ($($t:ty),*) => {$(
         impl HeaderValue for $t {
             fn to_wire(&self) -> String {
-                self.to_string()
+                itoa::Buffer::new().format(*self).to_owned()
             }
 
             fn from_wire(key: &'static str, text: &str) -> Result<Self> {

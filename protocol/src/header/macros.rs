@@ -32,6 +32,9 @@ macro_rules! command_header {
 
         impl $crate::header::CommandHeader for $name {
             fn write_to(&self, fields: &mut $crate::header::ExtFields) {
+                // One allocation for every field instead of growing (and
+                // rehashing) as they are inserted.
+                fields.reserve([$($wire),*].len());
                 $(
                     $crate::header::HeaderField::write_field(&self.$field, fields, $wire);
                 )*
