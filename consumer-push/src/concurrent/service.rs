@@ -42,8 +42,11 @@ pub(crate) fn submit(
     inner.core.tasks().spawn(async move {
         let inner = task_inner;
         let abort = inner.core.cancel().clone();
+        // Boxed: the listener calls' state would make this task's future
+        // large, and spawning moves a future by value several times.
+        let calls = Box::pin(consume_all(&inner, &pq, &mq, msgs));
         tokio::select! {
-            () = consume_all(&inner, &pq, &mq, msgs) => {}
+            () = calls => {}
             () = abort.cancelled() => {}
         }
     });
