@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-use rmq_protocol::{FLAG_RESPONSE, RemotingCommand, RequestCode, ResponseCode};
+use bytes::{Bytes, BytesMut};
+use rmq_protocol::header::CommandHeader;
+use rmq_protocol::{FLAG_RESPONSE, RemotingCommand, RequestCode, ResponseCode, SerializeType};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tracing::{Instrument, Span, debug, debug_span, field, info, warn};
@@ -113,7 +115,55 @@ impl RemotingClient {
     pub async fn invoke(
         &self,
         addr: &str,
+        request: RemotingCommand,
+        timeout: Duration,
+    ) -> Result<RemotingCommand> {
+        self.invoke_with(addr, request, None, timeout).await
+    }
+
+    /// Like [`invoke`](RemotingClient::invoke) for a request `code` with the
+    /// typed `header` and `body`. With JSON headers and no RPC hook, the
+    /// header goes to the wire through
+    /// [`CommandHeader::write_json_members`], without building its ext-field
+    /// map; otherwise (a hook may read or sign the map) the request is built
+    /// with [`RemotingCommand::request`] and sent as by `invoke`. The peer
+    /// sees the same fields either way.
+    ///
+    /// # Errors
+    ///
+    /// As [`invoke`](RemotingClient::invoke).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`invoke`](RemotingClient::invoke).
+    pub async fn invoke_header<H: CommandHeader>(
+        &self,
+        addr: &str,
+        code: RequestCode,
+        header: &H,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<RemotingCommand> {
+        if self.options().rpc_hook().is_none()
+            && self.options().serialize_type() == SerializeType::Json
+        {
+            let mut members = BytesMut::new();
+            if header.write_json_members(&mut members) {
+                let request = RemotingCommand::new_request(code).with_body(body);
+                return self
+                    .invoke_with(addr, request, Some(members.freeze()), timeout)
+                    .await;
+            }
+        }
+        let request = RemotingCommand::request(code, header).with_body(body);
+        self.invoke_with(addr, request, None, timeout).await
+    }
+
+    async fn invoke_with(
+        &self,
+        addr: &str,
         mut request: RemotingCommand,
+        ext_json: Option<Bytes>,
         timeout: Duration,
     ) -> Result<RemotingCommand> {
         self.prepare(addr, &mut request)?;
@@ -127,9 +177,12 @@ impl RemotingClient {
         let span = debug_span!("request", addr, code = ?code, opaque = field::Empty);
         let started = Instant::now();
         let mut written = false;
-        let result = tokio::time::timeout(timeout, self.round_trip(addr, request, &mut written))
-            .instrument(span.clone())
-            .await;
+        let result = tokio::time::timeout(
+            timeout,
+            self.round_trip(addr, request, ext_json, &mut written),
+        )
+        .instrument(span.clone())
+        .await;
         let _enter = span.enter();
         let mut response = match result {
             Ok(Ok(response)) => response,
@@ -221,6 +274,7 @@ impl RemotingClient {
             conn.send(Outbound {
                 cmd: request,
                 kind: OutboundKind::Oneway { ack },
+                ext_json: None,
             })
             .await?;
             written = true;
@@ -335,6 +389,7 @@ impl RemotingClient {
         &self,
         addr: &str,
         mut request: RemotingCommand,
+        ext_json: Option<Bytes>,
         written: &mut bool,
     ) -> Result<RemotingCommand> {
         let conn = self.connection(addr).await?;
@@ -347,6 +402,7 @@ impl RemotingClient {
         conn.send(Outbound {
             cmd: request,
             kind: OutboundKind::Request { opaque },
+            ext_json,
         })
         .await?;
         *written = true;

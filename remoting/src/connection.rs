@@ -21,6 +21,9 @@ pub(crate) type Waiter = oneshot::Sender<Result<RemotingCommand>>;
 pub(crate) struct Outbound {
     pub(crate) cmd: RemotingCommand,
     pub(crate) kind: OutboundKind,
+    /// Pre-encoded JSON members of the command's `extFields` (its map is
+    /// then empty): see [`RemotingClient::invoke_header`](crate::RemotingClient::invoke_header).
+    pub(crate) ext_json: Option<bytes::Bytes>,
 }
 
 pub(crate) enum OutboundKind {

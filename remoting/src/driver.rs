@@ -228,6 +228,7 @@ fn dispatch_request(
         let item = Outbound {
             cmd: response,
             kind: OutboundKind::Response,
+            ext_json: None,
         };
         tokio::select! {
             biased;
@@ -297,7 +298,11 @@ impl<W: AsyncWrite> Writer<W> {
     /// Encodes one command into the buffer. An encoding failure fails only
     /// that command (the buffer is rolled back).
     fn encode(&mut self, item: Outbound, conn: &ConnShared) {
-        let Outbound { cmd, kind } = item;
+        let Outbound {
+            cmd,
+            kind,
+            ext_json,
+        } = item;
         if let OutboundKind::Request { opaque } = kind {
             if !conn.has_waiter(opaque) {
                 debug!(
@@ -309,7 +314,13 @@ impl<W: AsyncWrite> Writer<W> {
         }
         let mark = self.buf.len();
         let (code, opaque) = (cmd.code, cmd.opaque);
-        match self.codec.encode(cmd, &mut self.buf) {
+        let encoded = match &ext_json {
+            Some(members) => self
+                .codec
+                .encode_with_ext_json(&cmd, members, &mut self.buf),
+            None => self.codec.encode(cmd, &mut self.buf),
+        };
+        match encoded {
             Ok(()) => {
                 trace!(code, opaque, "command encoded");
                 if let OutboundKind::Oneway { ack } = kind {
@@ -390,6 +401,86 @@ mod tests {
         assert_eq!(client.connection_count(), 0);
         client.shutdown().await;
         assert_eq!(client.live_tasks(), 0);
+    }
+
+    /// Sends a PULL_MESSAGE with a typed header through `client` and answers
+    /// it; returns what the peer received.
+    async fn typed_round_trip(
+        client: &RemotingClient,
+        header: &rmq_protocol::header::PullMessageRequestHeader,
+    ) -> RemotingCommand {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        client.attach(ADDR, ours);
+        let mut peer = Framed::new(theirs, RemotingCodec::new());
+        let call = {
+            let (client, header) = (client.clone(), header.clone());
+            tokio::spawn(async move {
+                client
+                    .invoke_header(
+                        ADDR,
+                        RequestCode::PULL_MESSAGE,
+                        &header,
+                        bytes::Bytes::from_static(b"body"),
+                        LONG,
+                    )
+                    .await
+            })
+        };
+        let request = tokio::time::timeout(LONG, peer.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let answer = RemotingCommand::response_to(&request, ResponseCode::SUCCESS, None);
+        peer.send(answer).await.unwrap();
+        let response = call.await.unwrap().unwrap();
+        assert_eq!(response.response_code(), ResponseCode::SUCCESS);
+        request
+    }
+
+    fn pull_header() -> rmq_protocol::header::PullMessageRequestHeader {
+        rmq_protocol::header::PullMessageRequestHeader {
+            consumer_group: "group \"q\" ü".into(),
+            topic: "orders".into(),
+            queue_id: 2,
+            queue_offset: 42,
+            max_msg_nums: 32,
+            subscription: Some("TagA || TagB".into()),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_typed_header_reaches_the_peer_as_its_ext_fields() {
+        use rmq_protocol::header::CommandHeader;
+        let client = RemotingClient::new(ClientOptions::default());
+        let header = pull_header();
+        let request = typed_round_trip(&client, &header).await;
+        assert_eq!(request.request_code(), RequestCode::PULL_MESSAGE);
+        assert_eq!(request.ext_fields, header.to_ext_fields());
+        assert_eq!(&request.body[..], b"body");
+        client.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn an_rpc_hook_sees_and_signs_the_ext_fields_of_a_typed_header() {
+        use rmq_protocol::header::CommandHeader;
+        struct Sign;
+        impl crate::RpcHook for Sign {
+            fn before_request(&self, _addr: &str, request: &mut RemotingCommand) {
+                let topic = request.ext_field("topic").unwrap_or("none").to_owned();
+                request
+                    .ext_fields
+                    .insert("Signature".into(), format!("signed {topic}"));
+            }
+        }
+        let client = RemotingClient::new(ClientOptions::default().with_rpc_hook(Arc::new(Sign)));
+        let header = pull_header();
+        let request = typed_round_trip(&client, &header).await;
+        let mut expected = header.to_ext_fields();
+        expected.insert("Signature".into(), "signed orders".into());
+        assert_eq!(request.ext_fields, expected);
+        client.shutdown().await;
     }
 
     #[tokio::test]

@@ -166,12 +166,14 @@ impl ClientInstance {
             RequestCode::PULL_MESSAGE
         };
         let timeout = timeout.unwrap_or_else(|| pull_timeout(&header));
-        let request = RemotingCommand::request(code, &header);
         let slave = self.inner.routes.load().is_slave_addr(addr);
         if let Some(count) = self.inner.pulls.get(usize::from(slave)) {
             count.fetch_add(1, Ordering::Relaxed);
         }
-        let response = self.inner.invoke(addr, request, timeout).await?;
+        let response = self
+            .inner
+            .invoke_header(addr, code, &header, bytes::Bytes::new(), timeout)
+            .await?;
         PullResult::from_response(addr, code, response).map_err(|e| {
             self.inner
                 .refusal(e, Some(&header.topic), Some(&header.consumer_group))

@@ -185,8 +185,10 @@ impl ClientInstance {
         msg_id: String,
         timeout: Duration,
     ) -> Result<SendResult> {
-        let request = RemotingCommand::request(code, &header).with_body(body);
-        let response = self.inner.invoke(addr, request, timeout).await?;
+        let response = self
+            .inner
+            .invoke_header(addr, code, &header, body, timeout)
+            .await?;
         send_result_from_response(addr, code, &header.topic, broker_name, msg_id, &response)
             .map_err(|e| {
                 self.inner

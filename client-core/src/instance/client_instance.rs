@@ -153,6 +153,27 @@ impl Inner {
         result
     }
 
+    /// Like [`invoke`](Self::invoke) for a typed `header` and `body`
+    /// ([`RemotingClient::invoke_header`](rmq_remoting::RemotingClient::invoke_header):
+    /// no ext-field map on the way when no RPC hook needs one).
+    pub(crate) async fn invoke_header<H: rmq_protocol::header::CommandHeader>(
+        &self,
+        addr: &str,
+        code: rmq_protocol::RequestCode,
+        header: &H,
+        body: bytes::Bytes,
+        timeout: std::time::Duration,
+    ) -> Result<rmq_protocol::RemotingCommand, rmq_remoting::Error> {
+        let result = self
+            .remoting
+            .invoke_header(addr, code, header, body, timeout)
+            .await;
+        if let Err(e) = &result {
+            self.broker_call_failed(e);
+        }
+        result
+    }
+
     /// A broker call that must answer SUCCESS; a refusal is named with
     /// the scope's topic and group ([`refusal`](Self::refusal)).
     pub(crate) async fn call_ok(

@@ -161,7 +161,45 @@ impl RemotingCodec {
         }))
     }
 
+    /// Appends one frame for `item` whose JSON `extFields` are `ext_members`
+    /// (pre-encoded members, e.g. from
+    /// [`CommandHeader::write_json_members`](crate::header::CommandHeader::write_json_members))
+    /// instead of `item.ext_fields`, which must then be empty. The frame
+    /// decodes to `item` with those fields; no map is built or sorted.
+    ///
+    /// # Errors
+    ///
+    /// As the [`Encoder`] impl, and [`Error::Encode`] when `item` is not
+    /// JSON-serialized or already has ext fields. `dst` is left as it was.
+    pub fn encode_with_ext_json(
+        &self,
+        item: &RemotingCommand,
+        ext_members: &[u8],
+        dst: &mut BytesMut,
+    ) -> Result<(), Error> {
+        if item.serialize_type != SerializeType::Json {
+            return Err(Error::Encode(
+                "pre-encoded ext fields need a JSON-serialized command".into(),
+            ));
+        }
+        if !item.ext_fields.is_empty() {
+            return Err(Error::Encode(
+                "pre-encoded ext fields replace the command's own; it has some".into(),
+            ));
+        }
+        self.encode_inner(item, Some(ext_members), dst)
+    }
+
     fn encode_ref(&self, item: &RemotingCommand, dst: &mut BytesMut) -> Result<(), Error> {
+        self.encode_inner(item, None, dst)
+    }
+
+    fn encode_inner(
+        &self,
+        item: &RemotingCommand,
+        ext_members: Option<&[u8]>,
+        dst: &mut BytesMut,
+    ) -> Result<(), Error> {
         let body_len = item.body.len();
         let too_large = |len: usize| Error::FrameTooLarge {
             len: u64::try_from(len).unwrap_or(u64::MAX),
@@ -173,7 +211,9 @@ impl RemotingCodec {
         }
 
         let estimate = match item.serialize_type {
-            SerializeType::Json => json::estimate_len(item),
+            SerializeType::Json => {
+                json::estimate_len(item).saturating_add(ext_members.map_or(0, <[u8]>::len))
+            }
             SerializeType::RocketMq => binary::estimate_len(item),
         };
         dst.reserve(min_len.saturating_add(estimate));
@@ -182,7 +222,7 @@ impl RemotingCodec {
         dst.put_u64(0);
         let written = match item.serialize_type {
             SerializeType::Json => {
-                json::encode(item, dst);
+                json::encode(item, ext_members, dst);
                 Ok(())
             }
             SerializeType::RocketMq => binary::encode(item, dst),
@@ -346,6 +386,82 @@ mod tests {
         assert_eq!(&dst[..8], &[0, 0, 0, 0x2d, 1, 0, 0, 0x29]);
         let decoded = RemotingCodec::new().decode(&mut dst).unwrap().unwrap();
         assert_eq!(decoded, cmd);
+        assert!(dst.is_empty());
+    }
+
+    /// The frame of `header` written through its JSON members decodes to
+    /// the command built through the ext-field map.
+    fn assert_members_match_the_map<H: crate::header::CommandHeader>(
+        code: RequestCode,
+        header: &H,
+    ) {
+        let by_map = RemotingCommand::request(code, header)
+            .with_opaque(-9)
+            .with_body(vec![1u8, 2, 3]);
+        let mut members = BytesMut::new();
+        assert!(header.write_json_members(&mut members));
+        let bare = RemotingCommand::new_request(code)
+            .with_opaque(-9)
+            .with_body(vec![1u8, 2, 3]);
+        let mut dst = BytesMut::new();
+        RemotingCodec::new()
+            .encode_with_ext_json(&bare, &members, &mut dst)
+            .unwrap();
+        let decoded = RemotingCodec::new().decode(&mut dst).unwrap().unwrap();
+        assert_eq!(decoded, by_map);
+        assert!(dst.is_empty());
+    }
+
+    #[test]
+    fn pre_encoded_ext_fields_decode_like_the_map() {
+        use crate::header::{EmptyHeader, PullMessageRequestHeader, SendMessageRequestHeaderV2};
+        assert_members_match_the_map(RequestCode::HEART_BEAT, &EmptyHeader);
+        let pull = PullMessageRequestHeader {
+            consumer_group: "group \"quoted\" \\ back-slashed".into(),
+            topic: "topic-ü-日本".into(),
+            queue_id: 3,
+            queue_offset: i64::MAX,
+            max_msg_nums: 32,
+            sys_flag: -1,
+            commit_offset: i64::MIN,
+            suspend_timeout_millis: 20_000,
+            subscription: Some("TagA || TagB\n\t\u{1}".into()),
+            sub_version: 1_700_000_000_000,
+            ..PullMessageRequestHeader::default()
+        };
+        assert_members_match_the_map(RequestCode::PULL_MESSAGE, &pull);
+        let send = SendMessageRequestHeaderV2 {
+            producer_group: "pg".into(),
+            topic: "t".into(),
+            default_topic: "TBW102".into(),
+            default_topic_queue_nums: 4,
+            born_timestamp: 1,
+            // Properties are separated by U+0001 and U+0002.
+            properties: Some("KEYS\u{1}k1 k2\u{2}UNIQ_KEY\u{1}ABC\u{2}".into()),
+            unit_mode: Some(false),
+            batch: Some(true),
+            broker_name: Some(String::new()),
+            ..SendMessageRequestHeaderV2::default()
+        };
+        assert_members_match_the_map(RequestCode::SEND_MESSAGE_V2, &send);
+    }
+
+    #[test]
+    fn pre_encoded_ext_fields_are_refused_beside_a_map_or_in_binary() {
+        let mut dst = BytesMut::new();
+        let with_map = route_query(SerializeType::Json, LanguageCode::Java);
+        assert!(
+            RemotingCodec::new()
+                .encode_with_ext_json(&with_map, b"\"a\":\"b\"", &mut dst)
+                .is_err()
+        );
+        let binary = RemotingCommand::new_request(RequestCode::HEART_BEAT)
+            .with_serialize_type(SerializeType::RocketMq);
+        assert!(
+            RemotingCodec::new()
+                .encode_with_ext_json(&binary, b"", &mut dst)
+                .is_err()
+        );
         assert!(dst.is_empty());
     }
 

@@ -185,11 +185,19 @@ pub(super) fn estimate_len(cmd: &RemotingCommand) -> usize {
         })
 }
 
-/// Appends `cmd`'s header as fastjson-style JSON to `dst`.
-pub(super) fn encode(cmd: &RemotingCommand, dst: &mut BytesMut) {
+/// Appends `cmd`'s header as fastjson-style JSON to `dst`; `ext_members`,
+/// when given, are the pre-encoded members of `extFields` (and
+/// `cmd.ext_fields` is not read).
+pub(super) fn encode(cmd: &RemotingCommand, ext_members: Option<&[u8]>, dst: &mut BytesMut) {
     dst.put_slice(b"{\"code\":");
     put_i32(dst, cmd.code);
-    if !cmd.ext_fields.is_empty() {
+    if let Some(members) = ext_members {
+        if !members.is_empty() {
+            dst.put_slice(b",\"extFields\":{");
+            dst.put_slice(members);
+            dst.put_u8(b'}');
+        }
+    } else if !cmd.ext_fields.is_empty() {
         dst.put_slice(b",\"extFields\":{");
         let mut entries: Vec<(&String, &String)> = cmd.ext_fields.iter().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -225,7 +233,7 @@ fn put_i32(dst: &mut BytesMut, v: i32) {
 
 /// Writes a JSON string literal: `"` and `\` escaped, control characters
 /// escaped (short forms where JSON has them), everything else raw UTF-8.
-fn put_str(dst: &mut BytesMut, s: &str) {
+pub(crate) fn put_str(dst: &mut BytesMut, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     dst.put_u8(b'"');
     let bytes = s.as_bytes();
@@ -282,7 +290,7 @@ mod tests {
     #[test]
     fn reproduces_the_java_route_query_bytes() {
         let mut dst = BytesMut::new();
-        encode(&java_route_query(), &mut dst);
+        encode(&java_route_query(), None, &mut dst);
         assert_eq!(std::str::from_utf8(&dst).unwrap(), JAVA_ROUTE_QUERY);
         assert_eq!(dst.len(), 131);
         assert!(estimate_len(&java_route_query()) >= dst.len());
@@ -309,7 +317,7 @@ mod tests {
         cmd.opaque = i32::MIN;
         cmd.flag = i32::MAX;
         let mut dst = BytesMut::new();
-        encode(&cmd, &mut dst);
+        encode(&cmd, None, &mut dst);
         assert_eq!(
             std::str::from_utf8(&dst).unwrap(),
             r#"{"code":-7,"extFields":{"a":"1","topic":"TopicTest"},"flag":2147483647,"language":"JAVA","opaque":-2147483648,"remark":"boom","serializeTypeCurrentRPC":"JSON","version":479}"#
@@ -321,6 +329,7 @@ mod tests {
         let mut dst = BytesMut::new();
         encode(
             &RemotingCommand::new_request(RequestCode::HEART_BEAT),
+            None,
             &mut dst,
         );
         assert_eq!(
@@ -338,7 +347,7 @@ mod tests {
         let mut cmd = cmd;
         cmd.remark = Some(nasty.into());
         let mut dst = BytesMut::new();
-        encode(&cmd, &mut dst);
+        encode(&cmd, None, &mut dst);
         let text = std::str::from_utf8(&dst).unwrap();
         assert!(
             text.contains(r#"q\"b\\s/n\nr\rt\tb\bf\fz\u0000u\u001fé漢🎉"#),

@@ -18,5 +18,6 @@ mod frame;
 mod json;
 
 use frame::HeaderFields;
+pub(crate) use json::put_str as put_json_str;
 
 pub use frame::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};

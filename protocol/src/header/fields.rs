@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+use bytes::{BufMut, BytesMut};
+
+use crate::codec::put_json_str;
 use crate::error::{Error, Result};
 
 /// The ext-field map of a command.
@@ -21,6 +24,17 @@ pub trait CommandHeader: Sized {
     /// [`Error::InvalidField`] when a value does not parse.
     fn read_from(fields: &ExtFields) -> Result<Self>;
 
+    /// Appends the fields as the members of a JSON object (`"key":"value"`
+    /// pairs, comma-separated, no braces): the `extFields` of a JSON header,
+    /// without building the map. Returns `false` when the header cannot (the
+    /// caller then uses [`write_to`](CommandHeader::write_to)); headers
+    /// declared in this crate always can. Every value is a JSON string, as
+    /// with the map.
+    fn write_json_members(&self, dst: &mut BytesMut) -> bool {
+        let _ = dst;
+        false
+    }
+
     /// The header as a fresh map.
     fn to_ext_fields(&self) -> ExtFields {
         let mut fields = ExtFields::new();
@@ -35,6 +49,10 @@ pub struct EmptyHeader;
 
 impl CommandHeader for EmptyHeader {
     fn write_to(&self, _fields: &mut ExtFields) {}
+
+    fn write_json_members(&self, _dst: &mut BytesMut) -> bool {
+        true
+    }
 
     fn read_from(_fields: &ExtFields) -> Result<Self> {
         Ok(EmptyHeader)
@@ -51,6 +69,8 @@ fn parse_java_bool(v: &str) -> bool {
 pub(crate) trait HeaderValue: Sized {
     /// The value as Java's `toString()` writes it.
     fn to_wire(&self) -> String;
+    /// The same text as a JSON string literal.
+    fn write_json(&self, dst: &mut BytesMut);
     /// Parses the wire text of field `key`.
     fn from_wire(key: &'static str, text: &str) -> Result<Self>;
 }
@@ -58,6 +78,10 @@ pub(crate) trait HeaderValue: Sized {
 impl HeaderValue for String {
     fn to_wire(&self) -> String {
         self.clone()
+    }
+
+    fn write_json(&self, dst: &mut BytesMut) {
+        put_json_str(dst, self);
     }
 
     fn from_wire(_key: &'static str, text: &str) -> Result<Self> {
@@ -70,6 +94,10 @@ impl HeaderValue for bool {
         self.to_string()
     }
 
+    fn write_json(&self, dst: &mut BytesMut) {
+        dst.put_slice(if *self { b"\"true\"" } else { b"\"false\"" });
+    }
+
     fn from_wire(_key: &'static str, text: &str) -> Result<Self> {
         Ok(parse_java_bool(text))
     }
@@ -80,6 +108,12 @@ macro_rules! number_header_value {
         impl HeaderValue for $t {
             fn to_wire(&self) -> String {
                 itoa::Buffer::new().format(*self).to_owned()
+            }
+
+            fn write_json(&self, dst: &mut BytesMut) {
+                dst.put_u8(b'"');
+                dst.put_slice(itoa::Buffer::new().format(*self).as_bytes());
+                dst.put_u8(b'"');
             }
 
             fn from_wire(key: &'static str, text: &str) -> Result<Self> {
@@ -99,6 +133,9 @@ number_header_value!(i32, i64);
 pub(crate) trait HeaderField: Sized {
     /// Writes the field under `key` (nothing for `None`).
     fn write_field(&self, fields: &mut ExtFields, key: &'static str);
+    /// Appends `"key":"value"` (nothing for `None`), preceded by a comma
+    /// unless `*first`; clears `*first` when it writes.
+    fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool);
     /// Reads the field from `key`.
     fn read_field(fields: &ExtFields, key: &'static str) -> Result<Self>;
 }
@@ -106,6 +143,15 @@ pub(crate) trait HeaderField: Sized {
 impl<T: HeaderValue> HeaderField for T {
     fn write_field(&self, fields: &mut ExtFields, key: &'static str) {
         fields.insert(key.to_owned(), self.to_wire());
+    }
+
+    fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool) {
+        if !std::mem::take(first) {
+            dst.put_u8(b',');
+        }
+        put_json_str(dst, key);
+        dst.put_u8(b':');
+        self.write_json(dst);
     }
 
     fn read_field(fields: &ExtFields, key: &'static str) -> Result<Self> {
@@ -118,6 +164,12 @@ impl<T: HeaderValue> HeaderField for Option<T> {
     fn write_field(&self, fields: &mut ExtFields, key: &'static str) {
         if let Some(v) = self {
             fields.insert(key.to_owned(), v.to_wire());
+        }
+    }
+
+    fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool) {
+        if let Some(v) = self {
+            v.write_json_member(dst, key, first);
         }
     }
 

@@ -40,6 +40,15 @@ macro_rules! command_header {
                 )*
             }
 
+            fn write_json_members(&self, dst: &mut ::bytes::BytesMut) -> bool {
+                let mut first = true;
+                $(
+                    $crate::header::HeaderField::write_json_member(&self.$field, dst, $wire, &mut first);
+                )*
+                let _ = first;
+                true
+            }
+
             fn read_from(fields: &$crate::header::ExtFields) -> $crate::Result<Self> {
                 Ok($name {
                     $(

@@ -129,6 +129,10 @@ impl HeaderValue for BoundaryType {
         self.as_str().to_owned()
     }
 
+    fn write_json(&self, dst: &mut bytes::BytesMut) {
+        crate::codec::put_json_str(dst, self.as_str());
+    }
+
     fn from_wire(_key: &'static str, text: &str) -> Result<Self> {
         Ok(BoundaryType::parse_lenient(text))
     }
