@@ -49,7 +49,7 @@ impl Producer {
     ) -> Result<SendResult> {
         if let (Some(acc), Backend::Remoting(_)) = (&self.inner.batcher, &self.inner.backend) {
             if acc.accepts(&msg, self.config()) && self.check_running().is_ok() {
-                match self.send_batched(msg, acc).await {
+                match Box::pin(self.send_batched(msg, acc)).await {
                     // Shutdown closed the accumulator in between: an
                     // admitted message is still sent, on its own.
                     Err(Error::Send {
@@ -69,14 +69,21 @@ impl Producer {
         let trace_started = crate::trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
+        // The transports' futures are boxed: inline, they made this future
+        // (and every task that awaits or spawns a send) kilobytes large, and
+        // futures are moved by value.
         let outcome = async {
             match (running, &self.inner.backend) {
                 (Err(e), _) => Outcome::failed(e),
-                (Ok(()), Backend::Grpc(g)) => g.send(std::slice::from_mut(&mut msg)).await,
+                (Ok(()), Backend::Grpc(g)) => {
+                    Box::pin(g.send(std::slice::from_mut(&mut msg))).await
+                }
                 (Ok(()), Backend::Remoting(sender)) => {
                     match prepare_message(&mut msg, self.config()) {
                         Err(e) => Outcome::failed(e),
-                        Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+                        Ok(prepared) => {
+                            Box::pin(sender.send_with_retries(&prepared, retries)).await
+                        }
                     }
                 }
             }
