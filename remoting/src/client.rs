@@ -147,7 +147,8 @@ impl RemotingClient {
         if self.options().rpc_hook().is_none()
             && self.options().serialize_type() == SerializeType::Json
         {
-            let mut members = BytesMut::new();
+            // Room for a typical header: growing from empty reallocates often.
+            let mut members = BytesMut::with_capacity(512);
             if header.write_json_members(&mut members) {
                 let request = RemotingCommand::new_request(code).with_body(body);
                 return self
