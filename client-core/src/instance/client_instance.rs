@@ -146,11 +146,7 @@ impl Inner {
         request: rmq_protocol::RemotingCommand,
         timeout: std::time::Duration,
     ) -> Result<rmq_protocol::RemotingCommand, rmq_remoting::Error> {
-        let result = self.remoting.invoke(addr, request, timeout).await;
-        if let Err(e) = &result {
-            self.broker_call_failed(e);
-        }
-        result
+        self.observed(self.remoting.invoke(addr, request, timeout).await)
     }
 
     /// Like [`invoke`](Self::invoke) for a typed `header` and `body`
@@ -164,10 +160,19 @@ impl Inner {
         body: bytes::Bytes,
         timeout: std::time::Duration,
     ) -> Result<rmq_protocol::RemotingCommand, rmq_remoting::Error> {
-        let result = self
-            .remoting
-            .invoke_header(addr, code, header, body, timeout)
-            .await;
+        self.observed(
+            self.remoting
+                .invoke_header(addr, code, header, body, timeout)
+                .await,
+        )
+    }
+
+    /// `result` of a broker call, after a failure that says the broker is
+    /// gone woke the route refresh.
+    fn observed<T>(
+        &self,
+        result: Result<T, rmq_remoting::Error>,
+    ) -> Result<T, rmq_remoting::Error> {
         if let Err(e) = &result {
             self.broker_call_failed(e);
         }

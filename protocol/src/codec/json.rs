@@ -191,23 +191,12 @@ pub(super) fn estimate_len(cmd: &RemotingCommand) -> usize {
 pub(super) fn encode(cmd: &RemotingCommand, ext_members: Option<&[u8]>, dst: &mut BytesMut) {
     dst.put_slice(b"{\"code\":");
     put_i32(dst, cmd.code);
-    if let Some(members) = ext_members {
-        if !members.is_empty() {
-            dst.put_slice(b",\"extFields\":{");
-            dst.put_slice(members);
-            dst.put_u8(b'}');
-        }
-    } else if !cmd.ext_fields.is_empty() {
+    let has_ext = ext_members.map_or(!cmd.ext_fields.is_empty(), |m| !m.is_empty());
+    if has_ext {
         dst.put_slice(b",\"extFields\":{");
-        let mut entries: Vec<(&String, &String)> = cmd.ext_fields.iter().collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for (i, (key, value)) in entries.into_iter().enumerate() {
-            if i > 0 {
-                dst.put_u8(b',');
-            }
-            put_str(dst, key);
-            dst.put_u8(b':');
-            put_str(dst, value);
+        match ext_members {
+            Some(members) => dst.put_slice(members),
+            None => put_ext_fields(cmd, dst),
         }
         dst.put_u8(b'}');
     }
@@ -224,6 +213,20 @@ pub(super) fn encode(cmd: &RemotingCommand, ext_members: Option<&[u8]>, dst: &mu
     dst.put_slice(b",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
     put_i32(dst, cmd.version);
     dst.put_u8(b'}');
+}
+
+/// The members of `cmd`'s ext-field map, in key order.
+fn put_ext_fields(cmd: &RemotingCommand, dst: &mut BytesMut) {
+    let mut entries: Vec<(&String, &String)> = cmd.ext_fields.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            dst.put_u8(b',');
+        }
+        put_str(dst, key);
+        dst.put_u8(b':');
+        put_str(dst, value);
+    }
 }
 
 /// Writes an `i32` in decimal without allocating.
