@@ -93,7 +93,10 @@ pub(crate) type BrokerAddrTable = HashMap<String, BTreeMap<i64, String>>;
 pub(crate) struct RouteSnapshot {
     /// topic → route.
     pub(crate) topics: HashMap<String, Arc<TopicRouteInfo>>,
-    /// Merged from every route; brokers in no route are absent.
+    /// broker name → the addresses of the route fetched last that lists
+    /// the broker (Java's `brokerAddrTable`: a changed route replaces its
+    /// brokers' entries, so a stale route of another topic cannot bring back
+    /// a dead master); brokers in no route are absent.
     pub(crate) brokers: BrokerAddrTable,
 }
 
@@ -108,9 +111,21 @@ impl RouteSnapshot {
         {
             return None;
         }
+        let mut brokers = self.brokers.clone();
+        for bd in &info.route_data().broker_datas {
+            brokers.insert(bd.broker_name.clone(), bd.broker_addrs.clone());
+        }
         let mut topics = self.topics.clone();
         topics.insert(info.topic().to_owned(), Arc::new(info));
-        let brokers = broker_table(topics.values().map(|r| r.route_data()));
+        brokers.retain(|name, ids| {
+            !ids.is_empty()
+                && topics.values().any(|r| {
+                    r.route_data()
+                        .broker_datas
+                        .iter()
+                        .any(|bd| bd.broker_name == *name)
+                })
+        });
         Some(RouteSnapshot { topics, brokers })
     }
 
@@ -173,21 +188,6 @@ impl RouteSnapshot {
         out.sort();
         out
     }
-}
-
-/// Merges the broker entries of `routes` into one address table.
-fn broker_table<'a>(routes: impl Iterator<Item = &'a TopicRouteData>) -> BrokerAddrTable {
-    let mut table = BrokerAddrTable::new();
-    for route in routes {
-        for bd in &route.broker_datas {
-            let ids = table.entry(bd.broker_name.clone()).or_default();
-            for (id, addr) in &bd.broker_addrs {
-                ids.insert(*id, addr.clone());
-            }
-        }
-    }
-    table.retain(|_, ids| !ids.is_empty());
-    table
 }
 
 #[cfg(test)]
@@ -258,13 +258,42 @@ mod tests {
             .unwrap()
             .with_route(TopicRouteInfo::new("T2", route(&[("a", &[(0, "a0")])], 4)))
             .unwrap();
-        assert_eq!(snap.broker_addrs().len(), 3);
+        // T2, fetched last, says a1 is gone.
+        assert_eq!(snap.broker_addrs().len(), 2);
         // broker-b stops: T1's route no longer lists it.
         let snap = snap
             .with_route(TopicRouteInfo::new("T1", route(&[("a", &[(0, "a0")])], 4)))
             .unwrap();
         assert_eq!(snap.broker_addrs(), [("a".to_owned(), 0, "a0".to_owned())]);
         assert_eq!(snap.find_broker_addr_in_publish("b"), None);
+    }
+
+    #[test]
+    fn a_stale_route_of_another_topic_does_not_bring_back_a_dead_master() {
+        // T1 was cached before the master a0 died; its refresh then failed
+        // (the new master does not know T1 yet), so it keeps the old route.
+        let stale = route(&[("a", &[(0, "a0"), (1, "a1")])], 4);
+        let fresh = route(&[("a", &[(0, "a1")])], 4);
+        let snap = RouteSnapshot::default()
+            .with_route(TopicRouteInfo::new("T1", stale.clone()))
+            .unwrap()
+            .with_route(TopicRouteInfo::new("T2", fresh))
+            .unwrap();
+        assert_eq!(snap.find_broker_addr_in_publish("a").as_deref(), Some("a1"));
+        assert_eq!(snap.broker_addrs(), [("a".to_owned(), 0, "a1".to_owned())]);
+        // Many topics: the outcome does not hang on the map's order.
+        let mut snap = RouteSnapshot::default();
+        for i in 0..32 {
+            snap = snap
+                .with_route(TopicRouteInfo::new(format!("S{i}"), stale.clone()))
+                .unwrap();
+        }
+        let snap = snap
+            .with_route(TopicRouteInfo::new("T2", route(&[("a", &[(0, "a1")])], 4)))
+            .unwrap();
+        assert_eq!(snap.find_broker_addr_in_publish("a").as_deref(), Some("a1"));
+        let sub = snap.find_broker_addr_in_subscribe("a", 1, false);
+        assert_eq!(sub, Some(("a1".into(), false)));
     }
 
     #[test]
