@@ -34,7 +34,7 @@ mod version;
 
 pub use chain::ErrorChain;
 pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
-pub use codec::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
+pub use codec::{DEFAULT_MAX_FRAME_LEN, RawCodec, RawCommand, RemotingCodec};
 pub use command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
 pub use error::{Error, Result};
 pub use message::{Message, MessageExt};

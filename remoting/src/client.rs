@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use rmq_protocol::header::CommandHeader;
-use rmq_protocol::{FLAG_RESPONSE, RemotingCommand, RequestCode, ResponseCode, SerializeType};
+use rmq_protocol::{
+    FLAG_RESPONSE, RawCommand, RemotingCommand, RequestCode, ResponseCode, SerializeType,
+};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tracing::{Instrument, Span, debug, debug_span, field, info, warn};
@@ -118,7 +120,9 @@ impl RemotingClient {
         request: RemotingCommand,
         timeout: Duration,
     ) -> Result<RemotingCommand> {
-        self.invoke_with(addr, request, None, timeout).await
+        self.invoke_with(addr, request, None, timeout)
+            .await
+            .map(RawCommand::into_command)
     }
 
     /// Like [`invoke`](RemotingClient::invoke) for a request `code` with the
@@ -144,6 +148,32 @@ impl RemotingClient {
         body: Bytes,
         timeout: Duration,
     ) -> Result<RemotingCommand> {
+        self.invoke_header_raw(addr, code, header, body, timeout)
+            .await
+            .map(RawCommand::into_command)
+    }
+
+    /// [`invoke_header`](RemotingClient::invoke_header), answering with the
+    /// response as a [`RawCommand`]: a caller that reads the answer into a
+    /// typed header ([`RawCommand::decode_header`]) never builds its
+    /// ext-field map. An RPC hook that observes responses sees the response
+    /// as a [`RemotingCommand`], as with `invoke`.
+    ///
+    /// # Errors
+    ///
+    /// As [`invoke`](RemotingClient::invoke).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`invoke`](RemotingClient::invoke).
+    pub async fn invoke_header_raw<H: CommandHeader>(
+        &self,
+        addr: &str,
+        code: RequestCode,
+        header: &H,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<RawCommand> {
         if self.options().rpc_hook().is_none()
             && self.options().serialize_type() == SerializeType::Json
         {
@@ -166,7 +196,7 @@ impl RemotingClient {
         mut request: RemotingCommand,
         ext_json: Option<Bytes>,
         timeout: Duration,
-    ) -> Result<RemotingCommand> {
+    ) -> Result<RawCommand> {
         self.prepare(addr, &mut request)?;
         let code = request.request_code();
         let hook = self
@@ -185,7 +215,7 @@ impl RemotingClient {
         .instrument(span.clone())
         .await;
         let _enter = span.enter();
-        let mut response = match result {
+        let response = match result {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => {
                 debug!(error = %rmq_protocol::ErrorChain(&e), "request failed");
@@ -202,9 +232,11 @@ impl RemotingClient {
                 });
             }
         };
-        debug!(response_code = response.code, elapsed = ?started.elapsed(), "response");
+        debug!(response_code = response.code(), elapsed = ?started.elapsed(), "response");
         if let (Some(hook), Some(request)) = (hook, request_copy) {
+            let mut response = response.into_command();
             hook.after_response(addr, &request, &mut response);
+            return Ok(RawCommand::from(response));
         }
         Ok(response)
     }
@@ -392,7 +424,7 @@ impl RemotingClient {
         mut request: RemotingCommand,
         ext_json: Option<Bytes>,
         written: &mut bool,
-    ) -> Result<RemotingCommand> {
+    ) -> Result<RawCommand> {
         let conn = self.connection(addr).await?;
         let (waiter, response) = oneshot::channel();
         let guard = conn.shared().register(|| self.next_opaque(), waiter);

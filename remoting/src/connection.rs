@@ -7,7 +7,7 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use rmq_protocol::RemotingCommand;
+use rmq_protocol::{RawCommand, RemotingCommand};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
@@ -15,7 +15,9 @@ use tracing::debug;
 use crate::error::{CloseReason, Error, Result};
 
 /// Where a response (or the connection's failure) is delivered.
-pub(crate) type Waiter = oneshot::Sender<Result<RemotingCommand>>;
+/// The response stays a [`RawCommand`] until its caller reads it, off the
+/// connection's task.
+pub(crate) type Waiter = oneshot::Sender<Result<RawCommand>>;
 
 /// One command in a connection's write queue.
 pub(crate) struct Outbound {
@@ -109,8 +111,8 @@ impl ConnShared {
 
     /// Hands a response to its waiter; a response nobody waits for (its
     /// caller timed out or went away) is dropped.
-    pub(crate) fn complete(&self, response: RemotingCommand) {
-        let opaque = response.opaque;
+    pub(crate) fn complete(&self, response: RawCommand) {
+        let opaque = response.opaque();
         let waiter = self.pending().remove(&opaque);
         match waiter {
             Some(w) => {
@@ -123,7 +125,7 @@ impl ConnShared {
             }
             None => debug!(
                 opaque,
-                code = response.code,
+                code = response.code(),
                 "response for no pending request (late or unknown); dropped"
             ),
         }

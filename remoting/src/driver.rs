@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use futures::{FutureExt, StreamExt};
-use rmq_protocol::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCodec, RemotingCommand, ResponseCode};
+use rmq_protocol::{
+    FLAG_ONEWAY, FLAG_RESPONSE, RawCodec, RemotingCodec, RemotingCommand, ResponseCode,
+};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{Encoder, FramedRead};
@@ -80,7 +82,7 @@ where
         } = self;
         let codec = RemotingCodec::new().with_max_frame_len(client.options.max_frame_len());
         let (rd, wr) = tokio::io::split(io);
-        let mut reader = FramedRead::new(rd, codec.clone());
+        let mut reader = FramedRead::new(rd, RawCodec::from(codec.clone()));
         let mut writer = Writer {
             wr,
             codec,
@@ -151,7 +153,7 @@ fn teardown(
 
 /// Reads frames until the stream ends or fails.
 async fn read_loop<R>(
-    reader: &mut FramedRead<R, RemotingCodec>,
+    reader: &mut FramedRead<R, RawCodec>,
     conn: &Arc<ConnShared>,
     client: &Arc<ClientShared>,
     tx: &mpsc::Sender<Outbound>,
@@ -162,10 +164,14 @@ where
     while let Some(frame) = reader.next().await {
         match frame {
             Ok(cmd) if cmd.is_response() => {
-                trace!(opaque = cmd.opaque, code = cmd.code, "response received");
+                trace!(
+                    opaque = cmd.opaque(),
+                    code = cmd.code(),
+                    "response received"
+                );
                 conn.complete(cmd);
             }
-            Ok(cmd) => dispatch_request(cmd, conn, client, tx),
+            Ok(cmd) => dispatch_request(cmd.into_command(), conn, client, tx),
             Err(e) => return CloseReason::from_decode(e),
         }
     }
@@ -480,6 +486,86 @@ mod tests {
         let mut expected = header.to_ext_fields();
         expected.insert("Signature".into(), "signed orders".into());
         assert_eq!(request.ext_fields, expected);
+        client.shutdown().await;
+    }
+
+    /// Sends a PULL_MESSAGE through `invoke_header_raw` and answers it with
+    /// a pull response header; returns the raw response.
+    async fn raw_round_trip(client: &RemotingClient) -> rmq_protocol::RawCommand {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        client.attach(ADDR, ours);
+        let mut peer = Framed::new(theirs, RemotingCodec::new());
+        let call = {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .invoke_header_raw(
+                        ADDR,
+                        RequestCode::PULL_MESSAGE,
+                        &pull_header(),
+                        bytes::Bytes::new(),
+                        LONG,
+                    )
+                    .await
+            })
+        };
+        let request = tokio::time::timeout(LONG, peer.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let answer = RemotingCommand::response_to(&request, ResponseCode::SUCCESS, None)
+            .with_ext_field("suggestWhichBrokerId", "0")
+            .with_ext_field("nextBeginOffset", "43")
+            .with_ext_field("minOffset", "0")
+            .with_ext_field("maxOffset", "50")
+            .with_ext_field("note", "a \"quoted\" é")
+            .with_body("msgs");
+        peer.send(answer).await.unwrap();
+        tokio::time::timeout(LONG, call)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_raw_response_reads_its_typed_header_in_place() {
+        let client = RemotingClient::new(ClientOptions::default());
+        let raw = raw_round_trip(&client).await;
+        let h: rmq_protocol::header::PullMessageResponseHeader = raw.decode_header().unwrap();
+        assert_eq!((h.next_begin_offset, h.max_offset), (43, 50));
+        assert_eq!(raw.ext_field("note"), Some("a \"quoted\" é"));
+        assert_eq!(&raw.body()[..], b"msgs");
+        let cmd = raw.into_command();
+        assert_eq!(cmd.ext_fields.len(), 5);
+        assert_eq!(cmd.ext_field("nextBeginOffset"), Some("43"));
+        client.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_hook_observing_responses_sees_and_edits_a_raw_response() {
+        struct Observe;
+        impl crate::RpcHook for Observe {
+            fn before_request(&self, _addr: &str, _request: &mut RemotingCommand) {}
+            fn after_response(
+                &self,
+                _addr: &str,
+                _request: &RemotingCommand,
+                response: &mut RemotingCommand,
+            ) {
+                let next = response
+                    .ext_field("nextBeginOffset")
+                    .unwrap_or("none")
+                    .to_owned();
+                response.ext_fields.insert("seen".into(), next);
+            }
+        }
+        let client = RemotingClient::new(ClientOptions::default().with_rpc_hook(Arc::new(Observe)));
+        let raw = raw_round_trip(&client).await;
+        assert_eq!(raw.ext_field("seen"), Some("43"));
+        let h: rmq_protocol::header::PullMessageResponseHeader = raw.decode_header().unwrap();
+        assert_eq!(h.next_begin_offset, 43);
         client.shutdown().await;
     }
 

@@ -6,7 +6,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use rmq_protocol::header::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_flag};
 use rmq_protocol::message::{decode_messages, property};
-use rmq_protocol::{MessageExt, MessageQueue, RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{
+    MessageExt, MessageQueue, RawCommand, RemotingCommand, RequestCode, ResponseCode,
+};
 
 use super::PULL_TIMEOUT_OVERHEAD;
 use crate::error::{Error, Result};
@@ -71,12 +73,22 @@ impl PullResult {
         request: RequestCode,
         response: RemotingCommand,
     ) -> Result<PullResult> {
+        Self::from_raw(addr, request, RawCommand::from(response))
+    }
+
+    /// [`from_response`](Self::from_response) of a response still in its
+    /// frame: the header is read in place.
+    pub(crate) fn from_raw(
+        addr: &str,
+        request: RequestCode,
+        mut response: RawCommand,
+    ) -> Result<PullResult> {
         let Some(status) = PullStatus::from_code(response.response_code()) else {
-            return Err(Error::broker(addr, request, &response));
+            return Err(Error::broker(addr, request, &response.into_command()));
         };
         let header: PullMessageResponseHeader = response.decode_header()?;
         let body = if status == PullStatus::Found {
-            response.body
+            response.take_body()
         } else {
             Bytes::new()
         };
@@ -172,9 +184,9 @@ impl ClientInstance {
         }
         let response = self
             .inner
-            .invoke_header(addr, code, &header, bytes::Bytes::new(), timeout)
+            .invoke_header_raw(addr, code, &header, bytes::Bytes::new(), timeout)
             .await?;
-        PullResult::from_response(addr, code, response).map_err(|e| {
+        PullResult::from_raw(addr, code, response).map_err(|e| {
             self.inner
                 .refusal(e, Some(&header.topic), Some(&header.consumer_group))
         })

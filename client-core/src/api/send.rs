@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use rmq_protocol::header::{SendMessageRequestHeaderV2, SendMessageResponseHeader};
+use rmq_protocol::header::{
+    CommandHeader, FieldSource, SendMessageRequestHeaderV2, SendMessageResponseHeader,
+};
 use rmq_protocol::message::{decode_properties, property};
-use rmq_protocol::{MessageQueue, RemotingCommand, RequestCode, ResponseCode};
+use rmq_protocol::{MessageQueue, RawCommand, RemotingCommand, RequestCode, ResponseCode};
 
 use crate::error::{Error, Result};
 use crate::instance::ClientInstance;
@@ -85,7 +87,34 @@ pub fn send_result_from_response(
     let Some(status) = SendStatus::from_code(response.response_code()) else {
         return Err(Error::broker(addr, request, response));
     };
-    let header: SendMessageResponseHeader = response.decode_header()?;
+    send_result(status, topic, broker_name, msg_id, &response.ext_fields)
+}
+
+/// [`send_result_from_response`] of a response still in its frame: the
+/// header is read in place.
+fn send_result_from_raw(
+    addr: &str,
+    request: RequestCode,
+    topic: &str,
+    broker_name: &str,
+    msg_id: String,
+    response: RawCommand,
+) -> Result<SendResult> {
+    let Some(status) = SendStatus::from_code(response.response_code()) else {
+        return Err(Error::broker(addr, request, &response.into_command()));
+    };
+    send_result(status, topic, broker_name, msg_id, &response)
+}
+
+/// The result of a stored send whose response header is in `fields`.
+fn send_result(
+    status: SendStatus,
+    topic: &str,
+    broker_name: &str,
+    msg_id: String,
+    fields: &(impl FieldSource + ?Sized),
+) -> Result<SendResult> {
+    let header = SendMessageResponseHeader::read_from_source(fields)?;
     Ok(SendResult {
         status,
         msg_id,
@@ -187,13 +216,14 @@ impl ClientInstance {
     ) -> Result<SendResult> {
         let response = self
             .inner
-            .invoke_header(addr, code, &header, body, timeout)
+            .invoke_header_raw(addr, code, &header, body, timeout)
             .await?;
-        send_result_from_response(addr, code, &header.topic, broker_name, msg_id, &response)
-            .map_err(|e| {
+        send_result_from_raw(addr, code, &header.topic, broker_name, msg_id, response).map_err(
+            |e| {
                 self.inner
                     .refusal(e, Some(&header.topic), Some(&header.producer_group))
-            })
+            },
+        )
     }
 
     /// Sends one message (SEND_MESSAGE_V2) oneway: resolves once the frame

@@ -149,20 +149,22 @@ impl Inner {
         self.observed(self.remoting.invoke(addr, request, timeout).await)
     }
 
-    /// Like [`invoke`](Self::invoke) for a typed `header` and `body`
-    /// ([`RemotingClient::invoke_header`](rmq_remoting::RemotingClient::invoke_header):
-    /// no ext-field map on the way when no RPC hook needs one).
-    pub(crate) async fn invoke_header<H: rmq_protocol::header::CommandHeader>(
+    /// Like [`invoke`](Self::invoke) for a typed `header` and `body`, answering
+    /// with the response still in its frame
+    /// ([`RemotingClient::invoke_header_raw`](rmq_remoting::RemotingClient::invoke_header_raw):
+    /// no ext-field map on the way out when no RPC hook needs one, none on
+    /// the way back for a caller that reads a typed header).
+    pub(crate) async fn invoke_header_raw<H: rmq_protocol::header::CommandHeader>(
         &self,
         addr: &str,
         code: rmq_protocol::RequestCode,
         header: &H,
         body: bytes::Bytes,
         timeout: std::time::Duration,
-    ) -> Result<rmq_protocol::RemotingCommand, rmq_remoting::Error> {
+    ) -> Result<rmq_protocol::RawCommand, rmq_remoting::Error> {
         self.observed(
             self.remoting
-                .invoke_header(addr, code, header, body, timeout)
+                .invoke_header_raw(addr, code, header, body, timeout)
                 .await,
         )
     }

@@ -289,11 +289,13 @@ fn parse_frame(
     })
 }
 
-impl Decoder for RemotingCodec {
-    type Item = RemotingCommand;
-    type Error = Error;
-
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
+impl RemotingCodec {
+    /// The next whole frame in `src` (length word excluded), with its header
+    /// length and serialize type; `None` until it has arrived.
+    pub(super) fn decode_frame(
+        &mut self,
+        src: &mut BytesMut,
+    ) -> Result<Option<(Bytes, usize, SerializeType)>, Error> {
         let (len, header_len, serialize_type) = match self.state {
             DecodeState::Head => match self.decode_head(src)? {
                 Some(DecodeState::Data {
@@ -322,17 +324,40 @@ impl Decoder for RemotingCodec {
         }
         self.state = DecodeState::Head;
         let frame = src.split_to(len).freeze();
-        parse_frame(frame, header_len, serialize_type).map(Some)
+        Ok(Some((frame, header_len, serialize_type)))
+    }
+
+    /// At the end of the stream, with no frame left to decode: an error when
+    /// part of one was received.
+    pub(super) fn check_eof(&self, src: &BytesMut) -> Result<(), Error> {
+        if src.is_empty() && matches!(self.state, DecodeState::Head) {
+            Ok(())
+        } else {
+            Err(Error::InvalidFrame(format!(
+                "stream ended inside a frame ({} bytes of it received); the peer closed the connection mid-frame",
+                src.len()
+            )))
+        }
+    }
+}
+
+impl Decoder for RemotingCodec {
+    type Item = RemotingCommand;
+    type Error = Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
+        match self.decode_frame(src)? {
+            Some((frame, header_len, serialize_type)) => {
+                parse_frame(frame, header_len, serialize_type).map(Some)
+            }
+            None => Ok(None),
+        }
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
         match self.decode(src)? {
             Some(cmd) => Ok(Some(cmd)),
-            None if src.is_empty() && matches!(self.state, DecodeState::Head) => Ok(None),
-            None => Err(Error::InvalidFrame(format!(
-                "stream ended inside a frame ({} bytes of it received); the peer closed the connection mid-frame",
-                src.len()
-            ))),
+            None => self.check_eof(src).map(|()| None),
         }
     }
 }

@@ -36,7 +36,7 @@ struct JsonHeader(HeaderFields);
 
 #[derive(Deserialize)]
 #[serde(field_identifier)]
-enum Field {
+pub(super) enum Field {
     #[serde(rename = "code")]
     Code,
     #[serde(rename = "language")]
@@ -101,7 +101,7 @@ impl<'de> Visitor<'de> for HeaderVisitor {
 }
 
 /// `language`: a name, a byte value, or null.
-struct Language(LanguageCode);
+pub(super) struct Language(pub(super) LanguageCode);
 
 impl<'de> Deserialize<'de> for Language {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

@@ -16,8 +16,10 @@
 mod binary;
 mod frame;
 mod json;
+mod raw;
 
 use frame::HeaderFields;
 pub(crate) use json::put_str as put_json_str;
 
 pub use frame::{DEFAULT_MAX_FRAME_LEN, RemotingCodec};
+pub use raw::{RawCodec, RawCommand};

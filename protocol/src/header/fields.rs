@@ -11,6 +11,19 @@ use crate::error::{Error, Result};
 /// The ext-field map of a command.
 pub type ExtFields = HashMap<String, String>;
 
+/// Where a typed header reads its fields from: the ext-field map, or a
+/// [`RawCommand`](crate::RawCommand) that keeps them in its frame.
+pub trait FieldSource {
+    /// The text of field `key`, if present.
+    fn field(&self, key: &str) -> Option<&str>;
+}
+
+impl FieldSource for ExtFields {
+    fn field(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
 /// A typed view of a command's ext fields.
 pub trait CommandHeader: Sized {
     /// Writes every non-`None` field into `fields`.
@@ -23,6 +36,30 @@ pub trait CommandHeader: Sized {
     /// [`Error::MissingField`] when a required field is absent,
     /// [`Error::InvalidField`] when a value does not parse.
     fn read_from(fields: &ExtFields) -> Result<Self>;
+
+    /// Reads the header from any [`FieldSource`]. Headers declared in this
+    /// crate read each field in place; the default copies the fields the
+    /// header names into a map (so it needs
+    /// [`field_names`](CommandHeader::field_names)) and calls
+    /// [`read_from`](CommandHeader::read_from).
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from`](CommandHeader::read_from).
+    fn read_from_source<S: FieldSource + ?Sized>(fields: &S) -> Result<Self> {
+        let map: ExtFields = Self::field_names()
+            .iter()
+            .filter_map(|k| fields.field(k).map(|v| ((*k).to_owned(), v.to_owned())))
+            .collect();
+        Self::read_from(&map)
+    }
+
+    /// The wire keys of the header's fields (for
+    /// [`read_from_source`](CommandHeader::read_from_source)'s default).
+    /// Empty by default.
+    fn field_names() -> &'static [&'static str] {
+        &[]
+    }
 
     /// Appends the fields as the members of a JSON object (`"key":"value"`
     /// pairs, comma-separated, no braces): the `extFields` of a JSON header,
@@ -55,6 +92,10 @@ impl CommandHeader for EmptyHeader {
     }
 
     fn read_from(_fields: &ExtFields) -> Result<Self> {
+        Ok(EmptyHeader)
+    }
+
+    fn read_from_source<S: FieldSource + ?Sized>(_fields: &S) -> Result<Self> {
         Ok(EmptyHeader)
     }
 }
@@ -137,7 +178,7 @@ pub(crate) trait HeaderField: Sized {
     /// unless `*first`; clears `*first` when it writes.
     fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool);
     /// Reads the field from `key`.
-    fn read_field(fields: &ExtFields, key: &'static str) -> Result<Self>;
+    fn read_field(fields: &(impl FieldSource + ?Sized), key: &'static str) -> Result<Self>;
 }
 
 impl<T: HeaderValue> HeaderField for T {
@@ -154,8 +195,10 @@ impl<T: HeaderValue> HeaderField for T {
         self.write_json(dst);
     }
 
-    fn read_field(fields: &ExtFields, key: &'static str) -> Result<Self> {
-        let text = fields.get(key).ok_or(Error::MissingField { field: key })?;
+    fn read_field(fields: &(impl FieldSource + ?Sized), key: &'static str) -> Result<Self> {
+        let text = fields
+            .field(key)
+            .ok_or(Error::MissingField { field: key })?;
         T::from_wire(key, text)
     }
 }
@@ -173,9 +216,9 @@ impl<T: HeaderValue> HeaderField for Option<T> {
         }
     }
 
-    fn read_field(fields: &ExtFields, key: &'static str) -> Result<Self> {
+    fn read_field(fields: &(impl FieldSource + ?Sized), key: &'static str) -> Result<Self> {
         fields
-            .get(key)
+            .field(key)
             .map(|text| T::from_wire(key, text))
             .transpose()
     }

@@ -56,6 +56,20 @@ macro_rules! command_header {
                     )*
                 })
             }
+
+            fn read_from_source<S: $crate::header::FieldSource + ?Sized>(
+                fields: &S,
+            ) -> $crate::Result<Self> {
+                Ok($name {
+                    $(
+                        $field: $crate::header::HeaderField::read_field(fields, $wire)?,
+                    )*
+                })
+            }
+
+            fn field_names() -> &'static [&'static str] {
+                &[$($wire),*]
+            }
         }
     };
 }

@@ -78,5 +78,5 @@ pub use send::{
     SendMessageResponseHeader,
 };
 
-pub use fields::{CommandHeader, EmptyHeader, ExtFields};
+pub use fields::{CommandHeader, EmptyHeader, ExtFields, FieldSource};
 pub(crate) use fields::{HeaderField, HeaderValue};

@@ -1,0 +1,804 @@
+//! [`RawCommand`]: a decoded frame whose ext fields stay where they are in
+//! the frame until someone asks for them.
+//!
+//! Decoding a [`RemotingCommand`] builds its ext-field map: a `String` per
+//! key and per value, and a hash insert each. A caller that reads a few
+//! fields into a typed header once (a pull or send answer) pays that for
+//! nothing. A [`RawCommand`] keeps a JSON header's ext fields as positions in
+//! the frame and reads a typed header straight from them
+//! ([`RawCommand::decode_header`]); [`RawCommand::into_command`] builds the
+//! same [`RemotingCommand`] the map decoder would have.
+//!
+//! Only string values that need no unescaping stay positions. An escaped
+//! string is kept as its decoded text. A header with anything else in
+//! `extFields` (numbers, booleans, nested JSON), and every binary header,
+//! is decoded by the map decoder, so the rules of that decoder hold
+//! unchanged.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+
+use bytes::{Bytes, BytesMut};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use tokio_util::codec::Decoder;
+
+use crate::code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
+use crate::command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
+use crate::error::{Error, Result};
+use crate::header::{CommandHeader, FieldSource};
+
+use super::frame::{HeaderFields, RemotingCodec};
+use super::json::{Field, Language};
+
+/// A decoded command whose ext fields are read on demand (see the
+/// [module docs](self)). Made by [`RawCodec`].
+#[derive(Clone)]
+pub struct RawCommand {
+    code: i32,
+    language: LanguageCode,
+    version: i32,
+    opaque: i32,
+    flag: i32,
+    remark: Option<String>,
+    ext: Ext,
+    body: Bytes,
+    serialize_type: SerializeType,
+}
+
+#[derive(Clone)]
+enum Ext {
+    /// Decoded by the map decoder (or converted from a command).
+    Map(HashMap<String, String>),
+    /// The JSON header and its `extFields` entries, in order.
+    Json {
+        header: Bytes,
+        fields: Vec<(Text, Text)>,
+    },
+}
+
+/// A key or value of a JSON header's `extFields`.
+#[derive(Clone)]
+enum Text {
+    /// Bytes of the header, valid UTF-8 (serde_json checked them).
+    At(Range<usize>),
+    /// Text that had escapes, decoded.
+    Owned(String),
+}
+
+impl Text {
+    fn bytes<'a>(&'a self, header: &'a [u8]) -> &'a [u8] {
+        match self {
+            Text::At(r) => header.get(r.clone()).unwrap_or_default(),
+            Text::Owned(s) => s.as_bytes(),
+        }
+    }
+
+    fn str<'a>(&'a self, header: &'a [u8]) -> &'a str {
+        match self {
+            // Checked by serde_json when decoded; an empty string otherwise.
+            Text::At(r) => header
+                .get(r.clone())
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or_default(),
+            Text::Owned(s) => s,
+        }
+    }
+
+    fn into_string(self, header: &[u8]) -> String {
+        match self {
+            Text::At(_) => self.str(header).to_owned(),
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+impl RawCommand {
+    /// Request or response code.
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+
+    /// The code read as a request code.
+    pub fn request_code(&self) -> RequestCode {
+        RequestCode(self.code)
+    }
+
+    /// The code read as a response code.
+    pub fn response_code(&self) -> ResponseCode {
+        ResponseCode(self.code)
+    }
+
+    /// Request id; a response repeats its request's value.
+    pub fn opaque(&self) -> i32 {
+        self.opaque
+    }
+
+    /// The flag bits ([`FLAG_RESPONSE`], [`FLAG_ONEWAY`]).
+    pub fn flag(&self) -> i32 {
+        self.flag
+    }
+
+    /// Whether this is a response (flag bit 0).
+    pub fn is_response(&self) -> bool {
+        self.flag & FLAG_RESPONSE != 0
+    }
+
+    /// Whether this is a oneway request (flag bit 1).
+    pub fn is_oneway(&self) -> bool {
+        self.flag & FLAG_ONEWAY != 0
+    }
+
+    /// The remark, if any.
+    pub fn remark(&self) -> Option<&str> {
+        self.remark.as_deref()
+    }
+
+    /// The body; empty when the frame has none.
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// Takes the body out, leaving an empty one.
+    pub fn take_body(&mut self) -> Bytes {
+        std::mem::take(&mut self.body)
+    }
+
+    /// One ext field's value; when a key appears twice, the later entry
+    /// (as in the map).
+    pub fn ext_field(&self, key: &str) -> Option<&str> {
+        match &self.ext {
+            Ext::Map(map) => map.get(key).map(String::as_str),
+            Ext::Json { header, fields } => fields
+                .iter()
+                .rev()
+                .find(|(k, _)| k.bytes(header) == key.as_bytes())
+                .map(|(_, v)| v.str(header)),
+        }
+    }
+
+    /// Decodes the ext fields as the typed header `H`, without building the
+    /// map for headers declared in this crate.
+    ///
+    /// # Errors
+    ///
+    /// As [`RemotingCommand::decode_header`].
+    pub fn decode_header<H: CommandHeader>(&self) -> Result<H> {
+        H::read_from_source(self)
+    }
+
+    /// The command the map decoder makes of the same frame.
+    pub fn into_command(self) -> RemotingCommand {
+        let ext_fields = match self.ext {
+            Ext::Map(map) => map,
+            Ext::Json { header, fields } => {
+                let mut map = HashMap::with_capacity(fields.len());
+                for (k, v) in fields {
+                    map.insert(k.into_string(&header), v.into_string(&header));
+                }
+                map
+            }
+        };
+        RemotingCommand {
+            code: self.code,
+            language: self.language,
+            version: self.version,
+            opaque: self.opaque,
+            flag: self.flag,
+            remark: self.remark,
+            ext_fields,
+            body: self.body,
+            serialize_type: self.serialize_type,
+        }
+    }
+}
+
+impl FieldSource for RawCommand {
+    fn field(&self, key: &str) -> Option<&str> {
+        self.ext_field(key)
+    }
+}
+
+impl From<RemotingCommand> for RawCommand {
+    fn from(cmd: RemotingCommand) -> Self {
+        RawCommand {
+            code: cmd.code,
+            language: cmd.language,
+            version: cmd.version,
+            opaque: cmd.opaque,
+            flag: cmd.flag,
+            remark: cmd.remark,
+            ext: Ext::Map(cmd.ext_fields),
+            body: cmd.body,
+            serialize_type: cmd.serialize_type,
+        }
+    }
+}
+
+impl fmt::Debug for RawCommand {
+    /// The ext fields as a map, like [`RemotingCommand`]'s.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut fields: Vec<(&str, &str)> = match &self.ext {
+            Ext::Map(map) => map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+            Ext::Json { header, fields } => fields
+                .iter()
+                .map(|(k, v)| (k.str(header), v.str(header)))
+                .collect(),
+        };
+        fields.sort_unstable();
+        f.debug_struct("RawCommand")
+            .field("code", &self.code)
+            .field("language", &self.language)
+            .field("version", &self.version)
+            .field("opaque", &self.opaque)
+            .field("flag", &self.flag)
+            .field("remark", &self.remark)
+            .field("ext_fields", &fields)
+            .field("body_len", &self.body.len())
+            .field("serialize_type", &self.serialize_type)
+            .finish()
+    }
+}
+
+/// Decodes frames as [`RawCommand`]s; the framing (and its limits) is
+/// [`RemotingCodec`]'s.
+#[derive(Debug, Clone, Default)]
+pub struct RawCodec {
+    inner: RemotingCodec,
+}
+
+impl From<RemotingCodec> for RawCodec {
+    fn from(inner: RemotingCodec) -> Self {
+        RawCodec { inner }
+    }
+}
+
+impl Decoder for RawCodec {
+    type Item = RawCommand;
+    type Error = Error;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RawCommand>, Error> {
+        match self.inner.decode_frame(src)? {
+            Some((frame, header_len, serialize_type)) => {
+                parse_raw(frame, header_len, serialize_type).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RawCommand>, Error> {
+        match self.decode(src)? {
+            Some(cmd) => Ok(Some(cmd)),
+            None => self.inner.check_eof(src).map(|()| None),
+        }
+    }
+}
+
+/// Splits a whole frame (length word excluded) into a [`RawCommand`].
+pub(super) fn parse_raw(
+    frame: Bytes,
+    header_len: usize,
+    serialize_type: SerializeType,
+) -> Result<RawCommand, Error> {
+    let header_end = header_len + 4;
+    let header_bytes = frame
+        .get(4..header_end)
+        .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
+    let body = frame.slice(header_end..);
+    if serialize_type == SerializeType::Json {
+        let scanned = match scan_json(header_bytes) {
+            Some(raw) => Some(raw),
+            None => decode_json(header_bytes).map_err(Error::JsonHeader)?,
+        };
+        if let Some(raw) = scanned {
+            let header = frame.slice(4..header_end);
+            return Ok(raw.into_command_parts(header, body));
+        }
+    }
+    let h = match serialize_type {
+        SerializeType::Json => super::json::decode(header_bytes)?,
+        SerializeType::RocketMq => super::binary::decode(header_bytes)?,
+    };
+    Ok(RawCommand {
+        code: h.code,
+        language: h.language,
+        version: h.version,
+        opaque: h.opaque,
+        flag: h.flag,
+        remark: h.remark,
+        ext: Ext::Map(h.ext_fields),
+        body,
+        serialize_type,
+    })
+}
+
+/// A JSON header with its ext fields as positions.
+struct JsonRaw {
+    top: HeaderFields,
+    fields: Vec<(Text, Text)>,
+}
+
+impl JsonRaw {
+    fn into_command_parts(self, header: Bytes, body: Bytes) -> RawCommand {
+        let h = self.top;
+        RawCommand {
+            code: h.code,
+            language: h.language,
+            version: h.version,
+            opaque: h.opaque,
+            flag: h.flag,
+            remark: h.remark,
+            ext: Ext::Json {
+                header,
+                fields: self.fields,
+            },
+            body,
+            serialize_type: SerializeType::Json,
+        }
+    }
+}
+
+/// Reads a JSON header written the way brokers write it: the known members
+/// only, integers, strings without escapes, `extFields` an object of such
+/// strings (or null). `None` for anything else (unknown members, escapes,
+/// numbers in `extFields`, a syntax error): serde_json then reads it (and
+/// reports its errors), so this only decides how fast, never what.
+fn scan_json(header: &[u8]) -> Option<JsonRaw> {
+    // Whole-header UTF-8 check: every string then is valid text (its quotes are ASCII).
+    std::str::from_utf8(header).ok()?;
+    let mut sc = Scanner { b: header, i: 0 };
+    let mut code = None;
+    let mut top = HeaderFields {
+        code: 0,
+        language: LanguageCode::Other,
+        version: 0,
+        opaque: 0,
+        flag: 0,
+        remark: None,
+        ext_fields: HashMap::new(),
+    };
+    // Room for a pull or send answer's fields without growing.
+    let mut fields = Vec::with_capacity(8);
+    sc.ws();
+    sc.eat(b'{')?;
+    sc.ws();
+    if !sc.eat_if(b'}') {
+        loop {
+            sc.ws();
+            let key = sc.string()?;
+            sc.ws();
+            sc.eat(b':')?;
+            sc.ws();
+            match header.get(key)? {
+                b"code" => code = Some(sc.int()?),
+                b"flag" => top.flag = sc.int()?,
+                b"opaque" => top.opaque = sc.int()?,
+                b"version" => top.version = sc.int()?,
+                b"language" => {
+                    let name = sc.string()?;
+                    top.language = LanguageCode::from_name(sc.text(name)?);
+                }
+                b"remark" => {
+                    top.remark = if sc.eat_lit(b"null") {
+                        None
+                    } else {
+                        let r = sc.string()?;
+                        Some(sc.text(r)?.to_owned())
+                    };
+                }
+                b"extFields" => {
+                    // A later `extFields` replaces an earlier one, as in serde's reading.
+                    fields.clear();
+                    if !sc.eat_lit(b"null") {
+                        sc.ext_fields(&mut fields)?;
+                    }
+                }
+                b"serializeTypeCurrentRPC" => {
+                    sc.string()?;
+                }
+                _ => return None,
+            }
+            sc.ws();
+            match sc.next()? {
+                b',' => {}
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    sc.ws();
+    if sc.i != header.len() {
+        return None;
+    }
+    top.code = code?;
+    Some(JsonRaw { top, fields })
+}
+
+/// A cursor over JSON text for [`scan_json`]; every method returns `None`
+/// where the text leaves the subset it reads.
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Scanner<'_> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = *self.b.get(self.i)?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    fn eat_if(&mut self, c: u8) -> bool {
+        if self.b.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_lit(&mut self, lit: &[u8]) -> bool {
+        if self.b.get(self.i..self.i + lit.len()) == Some(lit) {
+            self.i += lit.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A string without escapes or control characters: its contents.
+    fn string(&mut self) -> Option<Range<usize>> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let rest = self.b.get(start..)?;
+        let n = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        if rest.get(n) != Some(&b'"') {
+            return None;
+        }
+        self.i = start + n + 1;
+        Some(start..start + n)
+    }
+
+    fn text(&self, r: Range<usize>) -> Option<&str> {
+        std::str::from_utf8(self.b.get(r)?).ok()
+    }
+
+    /// A JSON integer (no fraction, no exponent, no leading zero) that fits
+    /// an `i32`.
+    fn int(&mut self) -> Option<i32> {
+        let negative = self.eat_if(b'-');
+        let start = self.i;
+        let mut n: i64 = 0;
+        while let Some(&c @ b'0'..=b'9') = self.b.get(self.i) {
+            n = n.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
+            self.i += 1;
+        }
+        let digits = self.i - start;
+        if digits == 0 || (digits > 1 && self.b.get(start) == Some(&b'0')) {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = self.b.get(self.i) {
+            return None;
+        }
+        i32::try_from(if negative { -n } else { n }).ok()
+    }
+
+    /// `{"key":"value",...}` of strings only.
+    fn ext_fields(&mut self, out: &mut Vec<(Text, Text)>) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.eat_if(b'}') {
+            return Some(());
+        }
+        loop {
+            self.ws();
+            let key = self.string()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            let value = self.string()?;
+            out.push((Text::At(key), Text::At(value)));
+            self.ws();
+            match self.next()? {
+                b',' => {}
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// `None` when `extFields` holds something other than strings and nulls:
+/// the map decoder then decides.
+fn decode_json(header: &[u8]) -> std::result::Result<Option<JsonRaw>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(header);
+    let raw = de.deserialize_map(RawVisitor { base: header })?;
+    de.end()?;
+    Ok(raw)
+}
+
+/// Where `s` (borrowed from `base`) starts and ends in `base`.
+fn position(base: &[u8], s: &str) -> Option<Range<usize>> {
+    let start = (s.as_ptr() as usize).checked_sub(base.as_ptr() as usize)?;
+    let end = start.checked_add(s.len())?;
+    (end <= base.len()).then_some(start..end)
+}
+
+struct RawVisitor<'h> {
+    base: &'h [u8],
+}
+
+impl<'de> Visitor<'de> for RawVisitor<'_> {
+    type Value = Option<JsonRaw>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a RocketMQ command header object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut code = None;
+        let mut top = HeaderFields {
+            code: 0,
+            language: LanguageCode::Other,
+            version: 0,
+            opaque: 0,
+            flag: 0,
+            remark: None,
+            ext_fields: HashMap::new(),
+        };
+        let mut fields = Vec::new();
+        let mut plain = true;
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Code => code = Some(map.next_value::<i32>()?),
+                Field::Language => top.language = map.next_value::<Language>()?.0,
+                Field::Version => top.version = map.next_value()?,
+                Field::Opaque => top.opaque = map.next_value()?,
+                Field::Flag => top.flag = map.next_value()?,
+                Field::Remark => top.remark = map.next_value()?,
+                Field::ExtFields => {
+                    // A later `extFields` replaces an earlier one, as in the map decoder.
+                    fields.clear();
+                    plain = map.next_value_seed(ExtSeed {
+                        base: self.base,
+                        out: &mut fields,
+                    })?;
+                }
+                Field::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        top.code = code.ok_or_else(|| de::Error::missing_field("code"))?;
+        Ok(plain.then_some(JsonRaw { top, fields }))
+    }
+}
+
+/// `extFields`: an object or null; `false` when a value is not a string or
+/// null.
+struct ExtSeed<'a, 'h> {
+    base: &'h [u8],
+    out: &'a mut Vec<(Text, Text)>,
+}
+
+impl<'de> DeserializeSeed<'de> for ExtSeed<'_, '_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ExtSeed<'_, '_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of header fields")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<bool, E> {
+        Ok(true)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
+        self.out.reserve(map.size_hint().unwrap_or(8).min(64));
+        let mut plain = true;
+        while let Some(key) = map.next_key_seed(TextSeed { base: self.base })? {
+            match map.next_value_seed(ValueSeed { base: self.base })? {
+                Value::Text(value) => {
+                    if let Some(key) = key {
+                        self.out.push((key, value));
+                    }
+                }
+                Value::Null => {}
+                Value::Other => plain = false,
+            }
+        }
+        Ok(plain)
+    }
+}
+
+/// A key: a position when borrowed from the header, else decoded text;
+/// `None` for a non-string key (serde_json only gives strings).
+struct TextSeed<'h> {
+    base: &'h [u8],
+}
+
+impl<'de> DeserializeSeed<'de> for TextSeed<'_> {
+    type Value = Option<Text>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextSeed<'_> {
+    type Value = Option<Text>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+        Ok(Some(
+            position(self.base, v).map_or_else(|| Text::Owned(v.to_owned()), Text::At),
+        ))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(Some(Text::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
+        Ok(Some(Text::Owned(v)))
+    }
+}
+
+enum Value {
+    Text(Text),
+    Null,
+    /// Anything the map decoder turns into text its own way.
+    Other,
+}
+
+struct ValueSeed<'h> {
+    base: &'h [u8],
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a header field value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Value, E> {
+        Ok(Value::Text(
+            position(self.base, v).map_or_else(|| Text::Owned(v.to_owned()), Text::At),
+        ))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::Text(Text::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::Text(Text::Owned(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<Value, E> {
+        Ok(Value::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<Value, E> {
+        Ok(Value::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<Value, E> {
+        Ok(Value::Other)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Value::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Value::Other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BROKER: &[u8] = br#"{"code":0,"extFields":{"suggestWhichBrokerId":"0","nextBeginOffset":"32","minOffset":"0","maxOffset":"100"},"flag":1,"language":"JAVA","opaque":-7,"serializeTypeCurrentRPC":"JSON","version":475}"#;
+
+    fn field<'a>(raw: &'a JsonRaw, header: &'a [u8], key: &str) -> Option<&'a str> {
+        raw.fields
+            .iter()
+            .rev()
+            .find(|(k, _)| k.bytes(header) == key.as_bytes())
+            .map(|(_, v)| v.str(header))
+    }
+
+    #[test]
+    fn the_scanner_reads_headers_as_brokers_write_them() {
+        let raw = scan_json(BROKER).expect("scanned");
+        assert_eq!(
+            (raw.top.code, raw.top.flag, raw.top.opaque, raw.top.version),
+            (0, 1, -7, 475)
+        );
+        assert_eq!(raw.top.language, LanguageCode::Java);
+        assert_eq!(field(&raw, BROKER, "nextBeginOffset"), Some("32"));
+        assert_eq!(raw.fields.len(), 4);
+        let spaced = br#" { "code" : 17 , "remark" : "no route" , "extFields" : null } "#;
+        let raw = scan_json(spaced).expect("scanned");
+        assert_eq!(raw.top.code, 17);
+        assert_eq!(raw.top.remark.as_deref(), Some("no route"));
+        assert!(raw.fields.is_empty());
+        let raw = scan_json(br#"{"code":0,"remark":null,"extFields":{}}"#).expect("scanned");
+        assert_eq!(raw.top.remark, None);
+    }
+
+    #[test]
+    fn the_scanner_leaves_everything_else_to_serde() {
+        for header in [
+            &br#"{"code":0,"extFields":{"a":"x\"y"}}"#[..],
+            br#"{"code":0,"extFields":{"a":1}}"#,
+            br#"{"code":0,"extFields":{"a":null}}"#,
+            br#"{"code":0,"other":1}"#,
+            br#"{"code":1.0}"#,
+            br#"{"code":01}"#,
+            br#"{"code":2147483648}"#,
+            br#"{"code":0,"language":12}"#,
+            br#"{"flag":1}"#,
+            br#"{"code":0} x"#,
+            br#"{"code":0,}"#,
+            b"{\"code\":0,\"remark\":\"a\nb\"}",
+            b"{\"code\":0,\"remark\":\"\xff\"}",
+        ] {
+            assert!(
+                scan_json(header).is_none(),
+                "{}",
+                String::from_utf8_lossy(header)
+            );
+        }
+    }
+}
