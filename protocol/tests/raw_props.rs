@@ -297,3 +297,35 @@ fn a_missing_required_field_is_named() {
     let err = PullMessageResponseHeader::read_from_source(&raw).unwrap_err();
     assert!(err.to_string().contains("suggestWhichBrokerId"), "{err}");
 }
+
+/// A header declared outside the crate: only `write_to` and `read_from`.
+#[derive(Debug, PartialEq)]
+struct Outside {
+    next: String,
+}
+
+impl CommandHeader for Outside {
+    fn write_to(&self, fields: &mut rmq_protocol::header::ExtFields) {
+        fields.insert("nextBeginOffset".into(), self.next.clone());
+    }
+
+    fn read_from(fields: &rmq_protocol::header::ExtFields) -> rmq_protocol::Result<Self> {
+        let next = fields
+            .get("nextBeginOffset")
+            .ok_or(rmq_protocol::Error::MissingField {
+                field: "nextBeginOffset",
+            })?;
+        Ok(Outside { next: next.clone() })
+    }
+}
+
+#[test]
+fn a_header_declared_elsewhere_reads_from_a_raw_command_too() {
+    let header = br#"{"code":0,"extFields":{"nextBeginOffset":"32","nextBeginOffset":"33"},"flag":1,"opaque":7}"#;
+    let mut src = BytesMut::from(&frame(0, header, b"")[..]);
+    let raw = RawCodec::default().decode(&mut src).unwrap().unwrap();
+    assert_eq!(
+        raw.decode_header::<Outside>().unwrap(),
+        Outside { next: "33".into() }
+    );
+}

@@ -409,38 +409,54 @@ mod tests {
         assert_eq!(client.live_tasks(), 0);
     }
 
+    /// Attaches a peer to `client`, starts `call`, answers the request it
+    /// receives with `answer(request)`; returns the request and the call's
+    /// result.
+    async fn answer_one<T: Send + 'static>(
+        client: &RemotingClient,
+        call: impl FnOnce(RemotingClient) -> tokio::task::JoinHandle<T>,
+        answer: impl FnOnce(&RemotingCommand) -> RemotingCommand,
+    ) -> (RemotingCommand, T) {
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        client.attach(ADDR, ours);
+        let mut peer = Framed::new(theirs, RemotingCodec::new());
+        let call = call(client.clone());
+        let request = tokio::time::timeout(LONG, peer.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        peer.send(answer(&request)).await.unwrap();
+        let result = tokio::time::timeout(LONG, call).await.unwrap().unwrap();
+        (request, result)
+    }
+
     /// Sends a PULL_MESSAGE with a typed header through `client` and answers
     /// it; returns what the peer received.
     async fn typed_round_trip(
         client: &RemotingClient,
         header: &rmq_protocol::header::PullMessageRequestHeader,
     ) -> RemotingCommand {
-        let (ours, theirs) = tokio::io::duplex(64 * 1024);
-        client.attach(ADDR, ours);
-        let mut peer = Framed::new(theirs, RemotingCodec::new());
-        let call = {
-            let (client, header) = (client.clone(), header.clone());
-            tokio::spawn(async move {
-                client
-                    .invoke_header(
-                        ADDR,
-                        RequestCode::PULL_MESSAGE,
-                        &header,
-                        bytes::Bytes::from_static(b"body"),
-                        LONG,
-                    )
-                    .await
-            })
-        };
-        let request = tokio::time::timeout(LONG, peer.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let answer = RemotingCommand::response_to(&request, ResponseCode::SUCCESS, None);
-        peer.send(answer).await.unwrap();
-        let response = call.await.unwrap().unwrap();
-        assert_eq!(response.response_code(), ResponseCode::SUCCESS);
+        let header = header.clone();
+        let (request, response) = answer_one(
+            client,
+            move |client| {
+                tokio::spawn(async move {
+                    client
+                        .invoke_header(
+                            ADDR,
+                            RequestCode::PULL_MESSAGE,
+                            &header,
+                            bytes::Bytes::from_static(b"body"),
+                            LONG,
+                        )
+                        .await
+                })
+            },
+            |request| RemotingCommand::response_to(request, ResponseCode::SUCCESS, None),
+        )
+        .await;
+        assert_eq!(response.unwrap().response_code(), ResponseCode::SUCCESS);
         request
     }
 
@@ -492,41 +508,33 @@ mod tests {
     /// Sends a PULL_MESSAGE through `invoke_header_raw` and answers it with
     /// a pull response header; returns the raw response.
     async fn raw_round_trip(client: &RemotingClient) -> rmq_protocol::RawCommand {
-        let (ours, theirs) = tokio::io::duplex(64 * 1024);
-        client.attach(ADDR, ours);
-        let mut peer = Framed::new(theirs, RemotingCodec::new());
-        let call = {
-            let client = client.clone();
-            tokio::spawn(async move {
-                client
-                    .invoke_header_raw(
-                        ADDR,
-                        RequestCode::PULL_MESSAGE,
-                        &pull_header(),
-                        bytes::Bytes::new(),
-                        LONG,
-                    )
-                    .await
-            })
-        };
-        let request = tokio::time::timeout(LONG, peer.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let answer = RemotingCommand::response_to(&request, ResponseCode::SUCCESS, None)
-            .with_ext_field("suggestWhichBrokerId", "0")
-            .with_ext_field("nextBeginOffset", "43")
-            .with_ext_field("minOffset", "0")
-            .with_ext_field("maxOffset", "50")
-            .with_ext_field("note", "a \"quoted\" é")
-            .with_body("msgs");
-        peer.send(answer).await.unwrap();
-        tokio::time::timeout(LONG, call)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap()
+        let (_, response) = answer_one(
+            client,
+            |client| {
+                tokio::spawn(async move {
+                    client
+                        .invoke_header_raw(
+                            ADDR,
+                            RequestCode::PULL_MESSAGE,
+                            &pull_header(),
+                            bytes::Bytes::new(),
+                            LONG,
+                        )
+                        .await
+                })
+            },
+            |request| {
+                RemotingCommand::response_to(request, ResponseCode::SUCCESS, None)
+                    .with_ext_field("suggestWhichBrokerId", "0")
+                    .with_ext_field("nextBeginOffset", "43")
+                    .with_ext_field("minOffset", "0")
+                    .with_ext_field("maxOffset", "50")
+                    .with_ext_field("note", "a \"quoted\" é")
+                    .with_body("msgs")
+            },
+        )
+        .await;
+        response.unwrap()
     }
 
     #[tokio::test]

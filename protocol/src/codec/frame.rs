@@ -36,6 +36,22 @@ pub(super) struct HeaderFields {
     pub(super) ext_fields: HashMap<String, String>,
 }
 
+impl HeaderFields {
+    /// A JSON header's fields before its members are read: `code` is
+    /// required, the rest default to 0, `OTHER`, none.
+    pub(super) fn json_defaults() -> Self {
+        HeaderFields {
+            code: 0,
+            language: LanguageCode::Other,
+            version: 0,
+            opaque: 0,
+            flag: 0,
+            remark: None,
+            ext_fields: HashMap::new(),
+        }
+    }
+}
+
 /// Where the decoder is within the current frame.
 #[derive(Debug, Clone, Copy)]
 enum DecodeState {

@@ -72,15 +72,7 @@ impl<'de> Visitor<'de> for HeaderVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<JsonHeader, A::Error> {
         let mut code = None;
-        let mut h = HeaderFields {
-            code: 0,
-            language: LanguageCode::Other,
-            version: 0,
-            opaque: 0,
-            flag: 0,
-            remark: None,
-            ext_fields: HashMap::new(),
-        };
+        let mut h = HeaderFields::json_defaults();
         while let Some(field) = map.next_key::<Field>()? {
             match field {
                 Field::Code => code = Some(map.next_value::<i32>()?),

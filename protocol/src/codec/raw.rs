@@ -197,6 +197,16 @@ impl FieldSource for RawCommand {
     fn field(&self, key: &str) -> Option<&str> {
         self.ext_field(key)
     }
+
+    fn to_ext_fields(&self) -> crate::header::ExtFields {
+        match &self.ext {
+            Ext::Map(map) => map.clone(),
+            Ext::Json { header, fields } => fields
+                .iter()
+                .map(|(k, v)| (k.str(header).to_owned(), v.str(header).to_owned()))
+                .collect(),
+        }
+    }
 }
 
 impl From<RemotingCommand> for RawCommand {
@@ -348,15 +358,7 @@ fn scan_json(header: &[u8]) -> Option<JsonRaw> {
     std::str::from_utf8(header).ok()?;
     let mut sc = Scanner { b: header, i: 0 };
     let mut code = None;
-    let mut top = HeaderFields {
-        code: 0,
-        language: LanguageCode::Other,
-        version: 0,
-        opaque: 0,
-        flag: 0,
-        remark: None,
-        ext_fields: HashMap::new(),
-    };
+    let mut top = HeaderFields::json_defaults();
     // Room for a pull or send answer's fields without growing.
     let mut fields = Vec::with_capacity(8);
     sc.ws();
@@ -529,11 +531,14 @@ fn decode_json(header: &[u8]) -> std::result::Result<Option<JsonRaw>, serde_json
     Ok(raw)
 }
 
-/// Where `s` (borrowed from `base`) starts and ends in `base`.
-fn position(base: &[u8], s: &str) -> Option<Range<usize>> {
-    let start = (s.as_ptr() as usize).checked_sub(base.as_ptr() as usize)?;
-    let end = start.checked_add(s.len())?;
-    (end <= base.len()).then_some(start..end)
+/// `s`, borrowed from `base`, as its position there (a copy if it is not
+/// inside `base` after all).
+fn text_at(base: &[u8], s: &str) -> Text {
+    let start = (s.as_ptr() as usize).checked_sub(base.as_ptr() as usize);
+    match start.and_then(|a| Some(a..a.checked_add(s.len())?)) {
+        Some(r) if r.end <= base.len() => Text::At(r),
+        _ => Text::Owned(s.to_owned()),
+    }
 }
 
 struct RawVisitor<'h> {
@@ -552,15 +557,7 @@ impl<'de> Visitor<'de> for RawVisitor<'_> {
         mut map: A,
     ) -> std::result::Result<Self::Value, A::Error> {
         let mut code = None;
-        let mut top = HeaderFields {
-            code: 0,
-            language: LanguageCode::Other,
-            version: 0,
-            opaque: 0,
-            flag: 0,
-            remark: None,
-            ext_fields: HashMap::new(),
-        };
+        let mut top = HeaderFields::json_defaults();
         let mut fields = Vec::new();
         let mut plain = true;
         while let Some(field) = map.next_key::<Field>()? {
@@ -655,9 +652,7 @@ impl<'de> Visitor<'de> for TextSeed<'_> {
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
-        Ok(Some(
-            position(self.base, v).map_or_else(|| Text::Owned(v.to_owned()), Text::At),
-        ))
+        Ok(Some(text_at(self.base, v)))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
@@ -696,9 +691,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Value, E> {
-        Ok(Value::Text(
-            position(self.base, v).map_or_else(|| Text::Owned(v.to_owned()), Text::At),
-        ))
+        Ok(Value::Text(text_at(self.base, v)))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Value, E> {

@@ -16,11 +16,18 @@ pub type ExtFields = HashMap<String, String>;
 pub trait FieldSource {
     /// The text of field `key`, if present.
     fn field(&self, key: &str) -> Option<&str>;
+
+    /// Every field, as a fresh map.
+    fn to_ext_fields(&self) -> ExtFields;
 }
 
 impl FieldSource for ExtFields {
     fn field(&self, key: &str) -> Option<&str> {
         self.get(key).map(String::as_str)
+    }
+
+    fn to_ext_fields(&self) -> ExtFields {
+        self.clone()
     }
 }
 
@@ -38,27 +45,14 @@ pub trait CommandHeader: Sized {
     fn read_from(fields: &ExtFields) -> Result<Self>;
 
     /// Reads the header from any [`FieldSource`]. Headers declared in this
-    /// crate read each field in place; the default copies the fields the
-    /// header names into a map (so it needs
-    /// [`field_names`](CommandHeader::field_names)) and calls
-    /// [`read_from`](CommandHeader::read_from).
+    /// crate read each field in place; the default copies the fields into a
+    /// map and calls [`read_from`](CommandHeader::read_from).
     ///
     /// # Errors
     ///
     /// As [`read_from`](CommandHeader::read_from).
     fn read_from_source<S: FieldSource + ?Sized>(fields: &S) -> Result<Self> {
-        let map: ExtFields = Self::field_names()
-            .iter()
-            .filter_map(|k| fields.field(k).map(|v| ((*k).to_owned(), v.to_owned())))
-            .collect();
-        Self::read_from(&map)
-    }
-
-    /// The wire keys of the header's fields (for
-    /// [`read_from_source`](CommandHeader::read_from_source)'s default).
-    /// Empty by default.
-    fn field_names() -> &'static [&'static str] {
-        &[]
+        Self::read_from(&fields.to_ext_fields())
     }
 
     /// Appends the fields as the members of a JSON object (`"key":"value"`

@@ -66,10 +66,6 @@ macro_rules! command_header {
                     )*
                 })
             }
-
-            fn field_names() -> &'static [&'static str] {
-                &[$($wire),*]
-            }
         }
     };
 }
