@@ -124,6 +124,18 @@ impl Error {
         }
     }
 
+    /// Whether the broker could not be reached or dropped the connection (a
+    /// refused or failed connect, a closed connection): the route may name
+    /// another address for it by now, e.g. a master elected in its place.
+    pub fn is_broker_unreachable(&self) -> bool {
+        match self {
+            Error::Remoting(e) => {
+                matches!(e, rmq_remoting::Error::Connect { .. }) || e.is_connection_closed()
+            }
+            _ => false,
+        }
+    }
+
     /// Whether this is a timeout (of the call or of the TCP connect).
     pub fn is_timeout(&self) -> bool {
         match self {

@@ -121,6 +121,15 @@ impl Error {
         }
     }
 
+    /// Whether the broker could not be reached or dropped the connection
+    /// (see [`rmq_client_core::Error::is_broker_unreachable`]).
+    pub fn is_broker_unreachable(&self) -> bool {
+        match self {
+            Error::Client(e) => e.is_broker_unreachable(),
+            _ => false,
+        }
+    }
+
     /// Whether this is (or, for [`Error::Persist`], starts with) a timeout.
     pub fn is_timeout(&self) -> bool {
         match self {

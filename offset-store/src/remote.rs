@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::future::Future;
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
@@ -88,9 +89,37 @@ impl RemoteBrokerOffsetStore {
         }
     }
 
+    /// `call` with the address of `mq`'s broker ([`broker_addr`](Self::broker_addr)).
+    /// When that broker is gone (refused or dropped connection), refreshes
+    /// the topic's route and, if it names another address now, calls that
+    /// once: a master that died may already have a successor (a controller
+    /// election) that the periodic refresh has not brought yet. Offset calls
+    /// are safe to repeat.
+    async fn at_broker<T, F, Fut>(&self, mq: &MessageQueue, query: bool, call: F) -> Result<T>
+    where
+        F: Fn(String) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let addr = self.broker_addr(mq, query).await?;
+        let err = match call(addr.clone()).await {
+            Err(e) if e.is_broker_unreachable() => e,
+            other => return other,
+        };
+        if let Err(refresh) = self.instance.refresh_route(&mq.topic).await {
+            debug!(group = %self.group, %mq, error = %rmq_protocol::ErrorChain(&refresh), "route refresh after an unreachable broker failed");
+            return Err(err);
+        }
+        match self.broker_addr(mq, query).await {
+            Ok(next) if next != addr => {
+                debug!(group = %self.group, %mq, gone = addr, next, "broker unreachable; calling the address the route names now");
+                call(next).await
+            }
+            _ => Err(err),
+        }
+    }
+
     /// QUERY_CONSUMER_OFFSET; `None` for QUERY_NOT_FOUND.
     async fn fetch_from_broker(&self, mq: &MessageQueue) -> Result<Option<i64>> {
-        let addr = self.broker_addr(mq, true).await?;
         let header = QueryConsumerOffsetRequestHeader {
             consumer_group: self.group.clone(),
             topic: mq.topic.clone(),
@@ -98,12 +127,18 @@ impl RemoteBrokerOffsetStore {
             set_zero_if_not_found: None,
             broker_name: Some(mq.broker_name.clone()),
         };
-        Ok(self.instance.query_consumer_offset(&addr, header).await?)
+        let header = &header;
+        self.at_broker(mq, true, |addr| async move {
+            Ok(self
+                .instance
+                .query_consumer_offset(&addr, header.clone())
+                .await?)
+        })
+        .await
     }
 
     /// UPDATE_CONSUMER_OFFSET, oneway or waiting for the answer.
     async fn send_offset(&self, mq: &MessageQueue, offset: i64, mode: PersistMode) -> Result<()> {
-        let addr = self.broker_addr(mq, false).await?;
         let header = UpdateConsumerOffsetRequestHeader {
             consumer_group: self.group.clone(),
             topic: mq.topic.clone(),
@@ -111,16 +146,24 @@ impl RemoteBrokerOffsetStore {
             commit_offset: offset,
             broker_name: Some(mq.broker_name.clone()),
         };
-        match mode {
-            PersistMode::Oneway => {
-                self.instance
-                    .update_consumer_offset_oneway(&addr, header)
-                    .await?;
+        let header = &header;
+        self.at_broker(mq, false, |addr| async move {
+            match mode {
+                PersistMode::Oneway => {
+                    self.instance
+                        .update_consumer_offset_oneway(&addr, header.clone())
+                        .await?;
+                }
+                PersistMode::Sync => {
+                    self.instance
+                        .update_consumer_offset(&addr, header.clone())
+                        .await?;
+                }
             }
-            PersistMode::Sync => self.instance.update_consumer_offset(&addr, header).await?,
-        }
-        debug!(group = %self.group, %mq, offset, ?mode, addr, "offset persisted");
-        Ok(())
+            debug!(group = %self.group, %mq, offset, ?mode, addr, "offset persisted");
+            Ok(())
+        })
+        .await
     }
 
     async fn read(&self, mq: &MessageQueue, read_type: ReadOffsetType) -> Result<Option<i64>> {

@@ -3,11 +3,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rmq_client_core::{ClientConfig, ClientInstance};
 use rmq_offset_store::{
     Error, LocalFileOffsetStore, OffsetStore, PersistMode, ReadOffsetType, RemoteBrokerOffsetStore,
 };
-use rmq_protocol::MessageQueue;
+use rmq_protocol::{MessageQueue, RequestCode};
 use rmq_testkit::client::{TestConsumer, consumer_setup, poll_until, within};
+use rmq_testkit::proxy::FaultProxy;
 
 fn queue(topic: &str, id: i32) -> MessageQueue {
     // `consumer_setup` has started the broker, so this does not block.
@@ -214,6 +216,57 @@ async fn a_groups_first_persist_of_many_queues_keeps_every_queue() {
             }
         }
         i.release().await;
+    })
+    .await;
+}
+
+/// A broker that moved, as a master does when a controller elects another:
+/// the cached route names an address that is gone (the first proxy shut
+/// down), the name server that still answers names another (the second
+/// proxy). Offsets are persisted and read at the new address, not lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_follow_a_broker_to_the_address_the_route_names_now() {
+    within(60, "moved broker", async {
+        let (setup, topic, group) = consumer_setup("os_mv", 1).await;
+        let namesrv = &rmq_testkit::ensure_broker().namesrv_addr;
+        let gone = FaultProxy::start(namesrv).await.expect("first proxy");
+        let next = FaultProxy::start(namesrv).await.expect("second proxy");
+        let config = ClientConfig::builder()
+            .namesrv_addr(format!("{};{}", gone.namesrv_addr(), next.namesrv_addr()))
+            .instance_name(rmq_testkit::unique_name("os_mv_c"))
+            .build()
+            .expect("config");
+        let i = ClientInstance::get_or_start(config).expect("instance");
+        i.route(&topic)
+            .await
+            .expect("route through the first proxy");
+        let mq = queue(&topic, 0);
+        let store = RemoteBrokerOffsetStore::new(i.clone(), &group);
+        store.update_offset(&mq, 9, false);
+        store
+            .persist(&mq, PersistMode::Sync)
+            .await
+            .expect("persisted through the first proxy");
+        assert_eq!(gone.request_count(RequestCode::UPDATE_CONSUMER_OFFSET), 1);
+
+        gone.shutdown().await;
+        store.update_offset(&mq, 12, false);
+        store
+            .persist(&mq, PersistMode::Sync)
+            .await
+            .expect("persisted at the address the route names now");
+        assert_eq!(next.request_count(RequestCode::UPDATE_CONSUMER_OFFSET), 1);
+        let fresh = RemoteBrokerOffsetStore::new(i.clone(), &group);
+        assert_eq!(
+            fresh
+                .read_offset(&mq, ReadOffsetType::ReadFromStore)
+                .await
+                .expect("read"),
+            Some(12)
+        );
+        i.release().await;
+        next.shutdown().await;
+        setup.release().await;
     })
     .await;
 }
