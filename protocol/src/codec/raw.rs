@@ -31,8 +31,17 @@ use crate::header::{CommandHeader, FieldSource};
 use super::frame::{HeaderFields, RemotingCodec};
 use super::json::{Field, Language};
 
-/// A decoded command whose ext fields are read on demand (see the
-/// [module docs](self)). Made by [`RawCodec`].
+/// A decoded command whose ext fields are read on demand. Made by
+/// [`RawCodec`].
+///
+/// Decoding a [`RemotingCommand`] builds its ext-field map: a `String` per
+/// key and per value, and a hash insert each. A `RawCommand` keeps a JSON
+/// header's fields as positions in the frame (decoded text only for
+/// strings with escapes), reads a typed header straight from them
+/// ([`decode_header`](Self::decode_header)), and converts into the very
+/// command the map decoder makes ([`into_command`](Self::into_command)).
+/// Binary headers, and JSON headers whose `extFields` hold anything but
+/// strings and nulls, are decoded by the map decoder.
 #[derive(Clone)]
 pub struct RawCommand {
     code: i32,
