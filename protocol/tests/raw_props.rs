@@ -66,36 +66,33 @@ prop_compose! {
     }
 }
 
-/// Both decoders over the same bytes, until either stops.
+/// `codec` over `wire` until it wants more bytes, then `decode_eof`.
+fn drain<D: Decoder<Error = rmq_protocol::Error>>(
+    mut codec: D,
+    wire: &[u8],
+) -> Result<Vec<D::Item>, String> {
+    let mut src = BytesMut::from(wire);
+    let mut out = Vec::new();
+    loop {
+        match codec.decode(&mut src) {
+            Ok(Some(item)) => out.push(item),
+            Ok(None) => break codec.decode_eof(&mut src).map(|_| out),
+            Err(e) => break Err(e),
+        }
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// Both decoders over the same bytes.
 fn both(
     wire: &[u8],
 ) -> (
     Result<Vec<RemotingCommand>, String>,
     Result<Vec<RawCommand>, String>,
 ) {
-    let mut map_codec = RemotingCodec::new();
-    let mut src = BytesMut::from(wire);
-    let mut maps = Vec::new();
-    let map = loop {
-        match map_codec.decode(&mut src) {
-            Ok(Some(cmd)) => maps.push(cmd),
-            Ok(None) => break map_codec.decode_eof(&mut src).map(|_| maps),
-            Err(e) => break Err(e),
-        }
-    };
-    let mut raw_codec = RawCodec::from(RemotingCodec::new());
-    let mut src = BytesMut::from(wire);
-    let mut raws = Vec::new();
-    let raw = loop {
-        match raw_codec.decode(&mut src) {
-            Ok(Some(cmd)) => raws.push(cmd),
-            Ok(None) => break raw_codec.decode_eof(&mut src).map(|_| raws),
-            Err(e) => break Err(e),
-        }
-    };
     (
-        map.map_err(|e| e.to_string()),
-        raw.map_err(|e| e.to_string()),
+        drain(RemotingCodec::new(), wire),
+        drain(RawCodec::from(RemotingCodec::new()), wire),
     )
 }
 

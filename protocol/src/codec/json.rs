@@ -36,7 +36,7 @@ struct JsonHeader(HeaderFields);
 
 #[derive(Deserialize)]
 #[serde(field_identifier)]
-pub(super) enum Field {
+enum Field {
     #[serde(rename = "code")]
     Code,
     #[serde(rename = "language")]
@@ -93,7 +93,7 @@ impl<'de> Visitor<'de> for HeaderVisitor {
 }
 
 /// `language`: a name, a byte value, or null.
-pub(super) struct Language(pub(super) LanguageCode);
+struct Language(LanguageCode);
 
 impl<'de> Deserialize<'de> for Language {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

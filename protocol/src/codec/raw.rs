@@ -9,18 +9,17 @@
 //! ([`RawCommand::decode_header`]); [`RawCommand::into_command`] builds the
 //! same [`RemotingCommand`] the map decoder would have.
 //!
-//! Only string values that need no unescaping stay positions. An escaped
-//! string is kept as its decoded text. A header with anything else in
-//! `extFields` (numbers, booleans, nested JSON), and every binary header,
-//! is decoded by the map decoder, so the rules of that decoder hold
-//! unchanged.
+//! A small scanner reads headers the way brokers write them: the known
+//! members, integers, strings without escapes, `extFields` an object of
+//! such strings. Any other header (escapes, unknown members, numbers in
+//! `extFields`, bad syntax), and every binary header, is decoded by the map
+//! decoder, so its rules and its errors hold unchanged.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
 use bytes::{Bytes, BytesMut};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use tokio_util::codec::Decoder;
 
 use crate::code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
@@ -29,19 +28,17 @@ use crate::error::{Error, Result};
 use crate::header::{CommandHeader, FieldSource};
 
 use super::frame::{HeaderFields, RemotingCodec};
-use super::json::{Field, Language};
 
 /// A decoded command whose ext fields are read on demand. Made by
 /// [`RawCodec`].
 ///
 /// Decoding a [`RemotingCommand`] builds its ext-field map: a `String` per
 /// key and per value, and a hash insert each. A `RawCommand` keeps a JSON
-/// header's fields as positions in the frame (decoded text only for
-/// strings with escapes), reads a typed header straight from them
+/// header's fields as positions in the frame, reads a typed header straight from them
 /// ([`decode_header`](Self::decode_header)), and converts into the very
 /// command the map decoder makes ([`into_command`](Self::into_command)).
-/// Binary headers, and JSON headers whose `extFields` hold anything but
-/// strings and nulls, are decoded by the map decoder.
+/// Binary headers, and JSON headers other than the plain ones brokers
+/// write, are decoded by the map decoder.
 #[derive(Clone)]
 pub struct RawCommand {
     code: i32,
@@ -66,39 +63,18 @@ enum Ext {
     },
 }
 
-/// A key or value of a JSON header's `extFields`.
+/// A key or value of a JSON header's `extFields`: its bytes in the header,
+/// valid UTF-8 (the scanner checked the whole header) and free of escapes.
 #[derive(Clone)]
-enum Text {
-    /// Bytes of the header, valid UTF-8 (serde_json checked them).
-    At(Range<usize>),
-    /// Text that had escapes, decoded.
-    Owned(String),
-}
+struct Text(Range<usize>);
 
 impl Text {
-    fn bytes<'a>(&'a self, header: &'a [u8]) -> &'a [u8] {
-        match self {
-            Text::At(r) => header.get(r.clone()).unwrap_or_default(),
-            Text::Owned(s) => s.as_bytes(),
-        }
+    fn bytes<'a>(&self, header: &'a [u8]) -> &'a [u8] {
+        header.get(self.0.clone()).unwrap_or_default()
     }
 
-    fn str<'a>(&'a self, header: &'a [u8]) -> &'a str {
-        match self {
-            // Checked by serde_json when decoded; an empty string otherwise.
-            Text::At(r) => header
-                .get(r.clone())
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .unwrap_or_default(),
-            Text::Owned(s) => s,
-        }
-    }
-
-    fn into_string(self, header: &[u8]) -> String {
-        match self {
-            Text::At(_) => self.str(header).to_owned(),
-            Text::Owned(s) => s,
-        }
+    fn str<'a>(&self, header: &'a [u8]) -> &'a str {
+        std::str::from_utf8(self.bytes(header)).unwrap_or_default()
     }
 }
 
@@ -183,7 +159,7 @@ impl RawCommand {
             Ext::Json { header, fields } => {
                 let mut map = HashMap::with_capacity(fields.len());
                 for (k, v) in fields {
-                    map.insert(k.into_string(&header), v.into_string(&header));
+                    map.insert(k.str(&header).to_owned(), v.str(&header).to_owned());
                 }
                 map
             }
@@ -305,11 +281,7 @@ pub(super) fn parse_raw(
         .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
     let body = frame.slice(header_end..);
     if serialize_type == SerializeType::Json {
-        let scanned = match scan_json(header_bytes) {
-            Some(raw) => Some(raw),
-            None => decode_json(header_bytes).map_err(Error::JsonHeader)?,
-        };
-        if let Some(raw) = scanned {
+        if let Some(raw) = scan_json(header_bytes) {
             let header = frame.slice(4..header_end);
             return Ok(raw.into_command_parts(header, body));
         }
@@ -360,7 +332,7 @@ impl JsonRaw {
 /// Reads a JSON header written the way brokers write it: the known members
 /// only, integers, strings without escapes, `extFields` an object of such
 /// strings (or null). `None` for anything else (unknown members, escapes,
-/// numbers in `extFields`, a syntax error): serde_json then reads it (and
+/// numbers in `extFields`, a syntax error): the map decoder then reads it (and
 /// reports its errors), so this only decides how fast, never what.
 fn scan_json(header: &[u8]) -> Option<JsonRaw> {
     // Whole-header UTF-8 check: every string then is valid text (its quotes are ASCII).
@@ -398,7 +370,7 @@ fn scan_json(header: &[u8]) -> Option<JsonRaw> {
                     };
                 }
                 b"extFields" => {
-                    // A later `extFields` replaces an earlier one, as in serde's reading.
+                    // A later `extFields` replaces an earlier one, as in the map decoder.
                     fields.clear();
                     if !sc.eat_lit(b"null") {
                         sc.ext_fields(&mut fields)?;
@@ -520,7 +492,7 @@ impl Scanner<'_> {
             self.eat(b':')?;
             self.ws();
             let value = self.string()?;
-            out.push((Text::At(key), Text::At(value)));
+            out.push((Text(key), Text(value)));
             self.ws();
             match self.next()? {
                 b',' => {}
@@ -528,221 +500,6 @@ impl Scanner<'_> {
                 _ => return None,
             }
         }
-    }
-}
-
-/// `None` when `extFields` holds something other than strings and nulls:
-/// the map decoder then decides.
-fn decode_json(header: &[u8]) -> std::result::Result<Option<JsonRaw>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_slice(header);
-    let raw = de.deserialize_map(RawVisitor { base: header })?;
-    de.end()?;
-    Ok(raw)
-}
-
-/// `s`, borrowed from `base`, as its position there (a copy if it is not
-/// inside `base` after all).
-fn text_at(base: &[u8], s: &str) -> Text {
-    let start = (s.as_ptr() as usize).checked_sub(base.as_ptr() as usize);
-    match start.and_then(|a| Some(a..a.checked_add(s.len())?)) {
-        Some(r) if r.end <= base.len() => Text::At(r),
-        _ => Text::Owned(s.to_owned()),
-    }
-}
-
-struct RawVisitor<'h> {
-    base: &'h [u8],
-}
-
-impl<'de> Visitor<'de> for RawVisitor<'_> {
-    type Value = Option<JsonRaw>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a RocketMQ command header object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        let mut code = None;
-        let mut top = HeaderFields::json_defaults();
-        let mut fields = Vec::new();
-        let mut plain = true;
-        while let Some(field) = map.next_key::<Field>()? {
-            match field {
-                Field::Code => code = Some(map.next_value::<i32>()?),
-                Field::Language => top.language = map.next_value::<Language>()?.0,
-                Field::Version => top.version = map.next_value()?,
-                Field::Opaque => top.opaque = map.next_value()?,
-                Field::Flag => top.flag = map.next_value()?,
-                Field::Remark => top.remark = map.next_value()?,
-                Field::ExtFields => {
-                    // A later `extFields` replaces an earlier one, as in the map decoder.
-                    fields.clear();
-                    plain = map.next_value_seed(ExtSeed {
-                        base: self.base,
-                        out: &mut fields,
-                    })?;
-                }
-                Field::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        top.code = code.ok_or_else(|| de::Error::missing_field("code"))?;
-        Ok(plain.then_some(JsonRaw { top, fields }))
-    }
-}
-
-/// `extFields`: an object or null; `false` when a value is not a string or
-/// null.
-struct ExtSeed<'a, 'h> {
-    base: &'h [u8],
-    out: &'a mut Vec<(Text, Text)>,
-}
-
-impl<'de> DeserializeSeed<'de> for ExtSeed<'_, '_> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ExtSeed<'_, '_> {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object of header fields")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> std::result::Result<bool, E> {
-        Ok(true)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
-        self.out.reserve(map.size_hint().unwrap_or(8).min(64));
-        let mut plain = true;
-        while let Some(key) = map.next_key_seed(TextSeed { base: self.base })? {
-            match map.next_value_seed(ValueSeed { base: self.base })? {
-                Value::Text(value) => {
-                    if let Some(key) = key {
-                        self.out.push((key, value));
-                    }
-                }
-                Value::Null => {}
-                Value::Other => plain = false,
-            }
-        }
-        Ok(plain)
-    }
-}
-
-/// A key: a position when borrowed from the header, else decoded text;
-/// `None` for a non-string key (serde_json only gives strings).
-struct TextSeed<'h> {
-    base: &'h [u8],
-}
-
-impl<'de> DeserializeSeed<'de> for TextSeed<'_> {
-    type Value = Option<Text>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TextSeed<'_> {
-    type Value = Option<Text>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a field name")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
-        Ok(Some(text_at(self.base, v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
-        Ok(Some(Text::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
-        Ok(Some(Text::Owned(v)))
-    }
-}
-
-enum Value {
-    Text(Text),
-    Null,
-    /// Anything the map decoder turns into text its own way.
-    Other,
-}
-
-struct ValueSeed<'h> {
-    base: &'h [u8],
-}
-
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a header field value")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Value, E> {
-        Ok(Value::Text(text_at(self.base, v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Value, E> {
-        Ok(Value::Text(Text::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Value, E> {
-        Ok(Value::Text(Text::Owned(v)))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> std::result::Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> std::result::Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<Value, E> {
-        Ok(Value::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<Value, E> {
-        Ok(Value::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<Value, E> {
-        Ok(Value::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<Value, E> {
-        Ok(Value::Other)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Value::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Value::Other)
     }
 }
 
@@ -780,7 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn the_scanner_leaves_everything_else_to_serde() {
+    fn the_scanner_leaves_everything_else_to_the_map_decoder() {
         for header in [
             &br#"{"code":0,"extFields":{"a":"x\"y"}}"#[..],
             br#"{"code":0,"extFields":{"a":1}}"#,
