@@ -53,11 +53,11 @@ pub(crate) fn is_broken_pipe(err: &CliError) -> bool {
 
 /// The user-visible properties: everything but the ones rendered apart.
 fn user_properties(msg: &MessageExt) -> Map<String, Value> {
-    let mut props: Vec<(&String, &String)> = msg.message.properties.iter().collect();
+    let mut props: Vec<(&str, &str)> = msg.message.properties.iter().collect();
     props.sort();
     props
         .into_iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())))
         .collect()
 }
 

@@ -54,7 +54,7 @@ pub use health::{ConsumerEvent, ConsumerState, Health, RebalanceListener};
 pub use heartbeat::HeartbeatGate;
 pub use options::GroupOptions;
 pub use pull_request::{PullSpec, SubscriptionSource, pull_header};
-pub use pulled::{filter_pulled, restore_retry_topic};
+pub use pulled::{filter_pulled, mark_consume_start, restore_retry_topic};
 pub use registration::{Registered, Registration};
 pub use retry::{MaxReconsume, Retry};
 pub use rmq_offset_store::ConsumeFrom;

@@ -1,10 +1,12 @@
 //! What happens to a pulled batch before a consumer keeps it: the
 //! client-side tag re-check and the retry-topic restoration (Java
-//! `PullAPIWrapper.processPullResult` and `resetRetryAndNamespace`).
+//! `PullAPIWrapper.processPullResult` and `resetRetryAndNamespace`), and the
+//! consume start time a listener call stamps.
 
+use rmq_client_core::now_ms;
 use rmq_protocol::MessageExt;
 use rmq_protocol::body::SubscriptionData;
-use rmq_protocol::message::property;
+use rmq_protocol::message::{SharedValue, property};
 
 /// Keeps the messages whose tag `sub` accepts — the broker filters by tag
 /// hash code, so hash collisions let foreign tags through; this compares
@@ -37,6 +39,18 @@ pub fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
         if !original.is_empty() {
             msg.message.topic = original.to_owned();
         }
+    }
+}
+
+/// Stamps `CONSUME_START_TIME` (now, ms since the epoch) on messages a
+/// listener is about to get (Java `ConsumeMessageConcurrentlyService`); one
+/// value shared by the batch.
+pub fn mark_consume_start(msgs: &mut [MessageExt]) {
+    let start = SharedValue::from(now_ms().to_string());
+    for m in msgs {
+        m.message
+            .properties
+            .insert_shared(property::CONSUME_START_TIME, &start);
     }
 }
 

@@ -85,7 +85,7 @@ fn to_message_ext(msg: proto::Message, broker_name: &str, rpc: &'static str) -> 
         msg.body
     };
     let mut m = Message::new(topic, body);
-    m.properties = msg.user_properties;
+    m.properties = msg.user_properties.into();
     if let Some(tag) = sys.tag.as_deref().filter(|t| !t.is_empty()) {
         m.set_property(property::TAGS, tag);
     }

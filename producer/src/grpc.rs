@@ -326,7 +326,7 @@ pub(crate) fn to_proto(
     let checksum = md5_hex(&msg.body);
     Ok(proto::Message {
         topic: Some(resource("", &msg.topic)),
-        user_properties: props,
+        user_properties: props.to_map(),
         system_properties: Some(proto::SystemProperties {
             tag,
             keys,

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use rmq_client_core::now_ms;
 use rmq_protocol::header::SendMessageRequestHeaderV2;
 use rmq_protocol::message::{encode_batch, encode_properties, property, sys_flag};
-use rmq_protocol::{Message, MessageQueue};
+use rmq_protocol::{Message, MessageQueue, Properties};
 
 use crate::config::ProducerConfig;
 use crate::error::{InvalidMessage, Result};
@@ -102,7 +102,7 @@ pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Res
 }
 
 /// The properties string of a map (validated, length-checked).
-fn checked_properties(props: &HashMap<String, String>) -> Result<String> {
+fn checked_properties(props: &Properties) -> Result<String> {
     let carrier = Message {
         properties: props.clone(),
         ..Message::default()

@@ -39,7 +39,7 @@ fn stored(i: usize, size: usize) -> Bytes {
         message: Message {
             topic: "bench_drain_20250101000000".to_owned(),
             flag: 0,
-            properties,
+            properties: properties.into(),
             body: body.clone(),
         },
         queue_id: 3,

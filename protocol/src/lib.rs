@@ -37,7 +37,7 @@ pub use code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
 pub use codec::{DEFAULT_MAX_FRAME_LEN, RawCodec, RawCommand, RemotingCodec};
 pub use command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
 pub use error::{Error, Result};
-pub use message::{Message, MessageExt};
+pub use message::{Message, MessageExt, Properties};
 pub use queue::{MessageQueue, java_string_cmp};
 pub use time::epoch_millis;
 pub use version::BrokerVersion;

@@ -108,7 +108,7 @@ fn stored(max_body: usize) -> impl Strategy<Value = Stored> {
                     message: Message {
                         topic,
                         flag,
-                        properties,
+                        properties: properties.into(),
                         body: Bytes::from(body),
                     },
                     queue_id,
@@ -272,7 +272,7 @@ proptest! {
     ) {
         let msgs: Vec<Message> = msgs
             .into_iter()
-            .map(|(body, flag, properties)| Message { topic: "T".to_owned(), flag, properties, body: body.into() })
+            .map(|(body, flag, properties)| Message { topic: "T".to_owned(), flag, properties: properties.into(), body: body.into() })
             .collect();
         let encoded = message::encode_batch(&msgs).unwrap();
         let hand = hand_decode_batch(&encoded);
@@ -280,7 +280,7 @@ proptest! {
         for ((flag, body, props), m) in hand.iter().zip(&msgs) {
             prop_assert_eq!(*flag, m.flag);
             prop_assert_eq!(&body[..], &m.body[..]);
-            prop_assert_eq!(message::decode_properties(props).unwrap(), m.properties.clone());
+            prop_assert_eq!(message::decode_properties(props).unwrap(), m.properties.to_map());
         }
         prop_assert_eq!(message::decode_batch(&encoded, "T").unwrap(), msgs);
     }
@@ -291,6 +291,33 @@ proptest! {
         let s = message::encode_properties(&m);
         prop_assert!(s.is_empty() || s.ends_with(message::PROPERTY_SEPARATOR), "unterminated");
         prop_assert_eq!(message::decode_properties(s.as_bytes()).unwrap(), m);
+    }
+
+    /// Properties read in place agree with the map decoder on any string of
+    /// names, values and separators (duplicates, empties, missing 0x01), and
+    /// after edits with a map given the same edits.
+    #[test]
+    fn properties_in_place_agree_with_the_map(
+        pieces in vec(prop_oneof![
+            Just("\u{1}".to_owned()), Just("\u{2}".to_owned()), "[ab]{0,2}".prop_map(|s| s),
+        ], 0..40),
+        edits in vec(("[abc]{1,2}", proptest::option::of("[xy]{1,2}")), 0..6),
+    ) {
+        let text: String = pieces.concat();
+        let mut map = message::decode_properties(text.as_bytes()).unwrap();
+        let mut props = message::Properties::from_wire(Bytes::from(text)).unwrap();
+        prop_assert_eq!(&props, &map);
+        for (name, value) in edits {
+            match value {
+                Some(v) => {
+                    props.insert(name.clone(), v.clone());
+                    map.insert(name, v);
+                }
+                None => prop_assert_eq!(props.remove(&name), map.remove(&name)),
+            }
+            prop_assert_eq!(props.len(), map.len());
+            prop_assert_eq!(props.to_map(), map.clone());
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rmq_consumer_pull::{ReceivedMessage, SimpleConsumer};
 use rmq_producer::{Message, Producer};
+use rmq_protocol::Properties;
 
 use crate::client::instance;
 use crate::{broker, unique_name};
@@ -75,11 +76,11 @@ pub fn fielded_message(topic: &str, body: &str, i: usize) -> Message {
 
 /// The user properties (`user-*`) of a property map: what a producer set, without what the
 /// broker and the proxy add.
-pub fn user_properties(props: &HashMap<String, String>) -> BTreeMap<String, String> {
+pub fn user_properties(props: &Properties) -> BTreeMap<String, String> {
     props
         .iter()
         .filter(|(k, _)| k.starts_with("user-"))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
 }
 

@@ -40,14 +40,6 @@ fn fields(i: usize) -> Fields {
     }
 }
 
-fn user_props(props: &HashMap<String, String>) -> BTreeMap<String, String> {
-    props
-        .iter()
-        .filter(|(k, _)| k.starts_with("user-"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// A hex field of the peer's `GOT` line (`-` = empty) as UTF-8.
 fn unhex(field: &str) -> String {
     if field == "-" {
@@ -112,7 +104,10 @@ async fn java_grpc_producer_to_rmq_grpc_consumer() {
             assert_eq!(m.message().message.tags(), Some(want.tag.as_str()));
             assert_eq!(m.message().message.keys().collect::<Vec<_>>(), want.keys);
             assert_eq!(m.message().message.body.as_ref(), want.body.as_bytes());
-            assert_eq!(user_props(&m.message().message.properties), want.props);
+            assert_eq!(
+                rmq_testkit::grpc::user_properties(&m.message().message.properties),
+                want.props
+            );
             assert_eq!(m.reconsume_times(), 0);
         }
         consumer.shutdown().await.expect("consumer shutdown");

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use rmq_protocol::header::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_flag};
-use rmq_protocol::message::{decode_messages, property};
+use rmq_protocol::message::{SharedValue, decode_messages, property};
 use rmq_protocol::{
     MessageExt, MessageQueue, RawCommand, RemotingCommand, RequestCode, ResponseCode,
 };
@@ -118,16 +118,18 @@ impl PullResult {
             return Ok(Vec::new());
         }
         let mut msgs = decode_messages(&self.body)?;
-        let min = self.min_offset.to_string();
-        let max = self.max_offset.to_string();
+        // One value per batch, shared by its messages.
+        let min = SharedValue::from(self.min_offset.to_string());
+        let max = SharedValue::from(self.max_offset.to_string());
         for msg in &mut msgs {
             msg.broker_name.clone_from(&mq.broker_name);
             msg.queue_id = mq.queue_id;
             if let Some(delta) = self.offset_delta {
                 msg.queue_offset = msg.queue_offset.saturating_add(delta);
             }
-            msg.message.set_property(property::MIN_OFFSET, min.clone());
-            msg.message.set_property(property::MAX_OFFSET, max.clone());
+            let props = &mut msg.message.properties;
+            props.insert_shared(property::MIN_OFFSET, &min);
+            props.insert_shared(property::MAX_OFFSET, &max);
         }
         Ok(msgs)
     }

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{Instrument, debug, error, warn};
 
@@ -20,7 +19,6 @@ use crate::inner::{Inner, Listener};
 use crate::process_queue::ProcessQueue;
 use crate::send_back::send_back;
 use crate::telemetry;
-use rmq_client_core::now_ms;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
 /// messages and schedules them: one tracked task per submitted batch runs
@@ -110,15 +108,7 @@ async fn consume_batch(
         debug!(queue = %mq, "queue dropped; not consuming");
         return;
     }
-    let start = now_ms().to_string();
-    if let Some((last, rest)) = msgs.split_last_mut() {
-        for m in rest {
-            m.message
-                .set_property(property::CONSUME_START_TIME, start.clone());
-        }
-        last.message
-            .set_property(property::CONSUME_START_TIME, start);
-    }
+    rmq_consumer_base::mark_consume_start(&mut msgs);
     let started = Instant::now();
     pq.begin_consume(started);
     inner.metrics.call_started();

@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use rmq_client_core::now_ms;
 use rmq_grpc::Receipt;
-use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{Instrument, error};
 
@@ -124,11 +122,7 @@ pub(crate) fn call_queue(queue: &QueueState, msgs: &[MessageExt]) -> MessageQueu
 
 /// Marks `msgs` with the consume start time and counts a call starting.
 pub(crate) fn call_starts(inner: &GrpcInner, queue: &QueueState, msgs: &mut [MessageExt]) {
-    let start = now_ms().to_string();
-    for m in msgs.iter_mut() {
-        m.message
-            .set_property(property::CONSUME_START_TIME, start.clone());
-    }
+    rmq_consumer_base::mark_consume_start(msgs);
     queue.call_started();
     inner.metrics.call_started();
 }

@@ -18,7 +18,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmq_offset_store::PersistMode;
-use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use rmq_rebalance::QueueLocks;
 use tokio_util::sync::CancellationToken;
@@ -32,7 +31,6 @@ use crate::orderly::settle::{Action, action, split_reconsume};
 use crate::process_queue::ProcessQueue;
 use crate::send_back::send_back;
 use crate::telemetry;
-use rmq_client_core::now_ms;
 
 /// A queue found not locked is locked again after this (Java
 /// `tryLockLaterAndReconsume(.., 10)`).
@@ -253,11 +251,7 @@ impl OrderlyLoop {
 
     /// One listener call and its settlement.
     async fn consume(&self, mut msgs: Vec<MessageExt>) -> Round {
-        let start = now_ms().to_string();
-        for m in &mut msgs {
-            m.message
-                .set_property(property::CONSUME_START_TIME, start.clone());
-        }
+        rmq_consumer_base::mark_consume_start(&mut msgs);
         let cfg = &self.inner.config;
         let mut ctx = OrderlyContext::new(self.mq.clone(), cfg.suspend_current_queue_time);
         let started = Instant::now();

@@ -26,8 +26,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use rmq_client_core::now_ms;
-use rmq_protocol::message::property;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{Instrument, info};
 
@@ -117,11 +115,7 @@ impl OrderlyPop {
                 },
                 () = inner.stop_consume.cancelled() => return Outcome::Stopped,
             };
-            let start = now_ms().to_string();
-            for m in &mut msgs {
-                m.message
-                    .set_property(property::CONSUME_START_TIME, start.clone());
-            }
+            rmq_consumer_base::mark_consume_start(&mut msgs);
             let mut ctx = OrderlyContext::new(queue.clone(), cfg.suspend_current_queue_time);
             inner.metrics.call_started();
             let span = telemetry::process_span(inner.core.group(), &queue, &msgs);

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmq_client_core::now_ms;
 use rmq_protocol::body::{BatchAck, BatchAckMessageRequestBody};
 use rmq_protocol::header::{
     AckMessageRequestHeader, ChangeInvisibleTimeRequestHeader, ConsumerSendMsgBackRequestHeader,
@@ -248,11 +247,7 @@ impl Settler {
             // Not consumed: they come back after their invisible time.
             () = inner.stop_consume.cancelled() => return,
         };
-        let start = now_ms().to_string();
-        for m in msgs.iter_mut() {
-            m.message
-                .set_property(property::CONSUME_START_TIME, start.clone());
-        }
+        rmq_consumer_base::mark_consume_start(msgs);
         let mut ctx = ConsumeContext::new(queue);
         let result = call_listener(inner, msgs, &mut ctx).await;
         drop(permit);

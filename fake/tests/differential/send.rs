@@ -2,6 +2,7 @@
 //! not make (V1 header, no `UNIQ_KEY`, refused ones): the send answers and
 //! what a pull reads back.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -51,7 +52,7 @@ fn raw_send(
     body: &'static [u8],
     v1: bool,
 ) -> RemotingCommand {
-    let properties = props
+    let properties: HashMap<String, String> = props
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();

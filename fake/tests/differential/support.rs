@@ -447,13 +447,13 @@ pub fn body(b: &[u8]) -> String {
 
 /// Properties, sorted, with ids labelled and per-delivery values dropped.
 pub fn props(m: &MessageExt, labels: &Labels) -> String {
-    let sorted: BTreeMap<&String, &String> = m.message.properties.iter().collect();
+    let sorted: BTreeMap<&str, &str> = m.message.properties.iter().collect();
     let mut out = Vec::new();
     for (k, v) in sorted {
-        let v = match k.as_str() {
+        let v = match k {
             property::CONSUME_START_TIME => continue,
             property::UNIQ_KEY | property::ORIGIN_MESSAGE_ID => labels.of(v),
-            _ => v.clone(),
+            _ => v.to_owned(),
         };
         out.push(format!("{k}={v}"));
     }

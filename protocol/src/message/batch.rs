@@ -4,13 +4,11 @@
 //! Each record: TOTALSIZE i32 ‖ MAGICCODE i32 (0) ‖ BODYCRC i32 (0) ‖ FLAG i32
 //! ‖ BODYLENGTH i32 ‖ body ‖ PROPERTIESLENGTH i16 ‖ properties string.
 
-use std::collections::HashMap;
-
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::Message;
-use super::properties::{MAX_PROPERTIES_LEN, decode_properties_str};
+use super::properties::MAX_PROPERTIES_LEN;
 use super::reader::{Reader, record_end};
+use super::{Message, Properties};
 use crate::error::{Error, Result};
 
 /// Size of a batch record without body and properties.
@@ -92,7 +90,7 @@ pub(super) struct BatchRecord {
     pub(super) body_crc: i32,
     pub(super) flag: i32,
     pub(super) body: Bytes,
-    pub(super) properties: HashMap<String, String>,
+    pub(super) properties: Properties,
 }
 
 /// Calls `f` for each record of a batch body, in order. Bodies are zero-copy
@@ -112,8 +110,8 @@ pub(super) fn for_each_record(
         let body_len = r.len_i32("BODYLENGTH")?;
         let msg_body = r.bytes(body_len, "BODY")?;
         let props_len = r.len_i16("PROPERTIESLENGTH")?;
-        let props = r.take(props_len, "PROPERTIES")?;
-        let props = std::str::from_utf8(props)
+        let props = r.bytes(props_len, "PROPERTIES")?;
+        let properties = Properties::try_from_wire(props)
             .map_err(|e| r.error(format_args!("properties are not valid UTF-8: {e}")))?;
         let size = i32::try_from(end.saturating_sub(start)).unwrap_or(i32::MAX);
         f(BatchRecord {
@@ -121,7 +119,7 @@ pub(super) fn for_each_record(
             body_crc,
             flag,
             body: msg_body,
-            properties: decode_properties_str(props),
+            properties,
         })?;
         start = end;
     }

@@ -12,9 +12,8 @@ use super::batch::for_each_record;
 use super::compress::{CompressionType, DEFAULT_MAX_BODY_SIZE};
 use super::crc::body_crc;
 use super::id::offset_msg_id;
-use super::properties::decode_properties_str;
 use super::reader::{Reader, record_end};
-use super::{Message, MessageExt, property, sys_flag};
+use super::{Message, MessageExt, Properties, property, sys_flag};
 use crate::error::{Error, Result};
 
 /// Magic code of V1 stored messages (1-byte topic length), `0xDAA320A7`.
@@ -152,7 +151,7 @@ pub fn decode_messages(body: &Bytes) -> Result<Vec<MessageExt>> {
 ///
 /// As [`decode_messages`].
 pub fn decode_messages_with(body: &Bytes, options: &DecodeOptions) -> Result<Vec<MessageExt>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(count_records(body));
     for msg in StoredMessages::new(body, *options) {
         let msg = msg?;
         if options.unwrap_inner_batch && sys_flag::is_inner_batch(msg.sys_flag) {
@@ -271,8 +270,7 @@ fn unwrap_inner_batch_into(outer: &MessageExt, out: &mut Vec<MessageExt>) -> Res
         let msg_id = rec
             .properties
             .get(property::UNIQ_KEY)
-            .cloned()
-            .unwrap_or_else(|| outer.offset_msg_id.clone());
+            .map_or_else(|| outer.offset_msg_id.clone(), str::to_owned);
         out.push(MessageExt {
             message: Message {
                 topic: outer.message.topic.clone(),
@@ -298,6 +296,23 @@ fn unwrap_inner_batch_into(outer: &MessageExt, out: &mut Vec<MessageExt>) -> Res
         });
         Ok(())
     })
+}
+
+/// How many records `body` holds, following TOTALSIZE and stopping at the
+/// first that does not fit (decoding reports it), so a result `Vec` is
+/// allocated once.
+fn count_records(body: &Bytes) -> usize {
+    let mut n = 0usize;
+    let mut pos = 0usize;
+    while let Some(head) = body.get(pos..).and_then(|b| b.first_chunk::<4>()) {
+        let size = usize::try_from(i32::from_be_bytes(*head)).unwrap_or(0);
+        n += 1;
+        if size < MIN_STORED_RECORD_LEN {
+            break;
+        }
+        pos = pos.saturating_add(size);
+    }
+    n
 }
 
 /// Decodes the record at `buf[start..]`; returns it and where the next starts.
@@ -366,14 +381,13 @@ fn decode_record(
         .to_owned();
 
     let props_len = r.len_i16("PROPERTIESLENGTH")?;
-    let props = r.take(props_len, "PROPERTIES")?;
-    let props = std::str::from_utf8(props)
+    let props = r.bytes(props_len, "PROPERTIES")?;
+    let properties = Properties::try_from_wire(props)
         .map_err(|e| r.error(format_args!("properties are not valid UTF-8: {e}")))?;
-    let properties = decode_properties_str(props);
 
     let offset_msg_id = offset_msg_id(store_host, commit_log_offset);
     let msg_id = match properties.get(property::UNIQ_KEY) {
-        Some(uniq) => uniq.clone(),
+        Some(uniq) => uniq.to_owned(),
         None => offset_msg_id.clone(),
     };
     let msg = MessageExt {

@@ -211,7 +211,7 @@ fn put_host(out: &mut BytesMut, host: SocketAddr) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{body_crc, decode_message, property};
+    use crate::message::{Properties, body_crc, decode_message, property};
     use std::net::{Ipv4Addr, SocketAddrV4};
 
     #[test]
@@ -220,11 +220,7 @@ mod tests {
         let codec = CompressionType::Zlib;
         let stored = codec.compress(&plain, 5).unwrap();
         let host = |p| SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, p));
-        let props = encode_properties(
-            &[(property::TAGS.to_owned(), "t".to_owned())]
-                .into_iter()
-                .collect(),
-        );
+        let props = encode_properties(&Properties::from_iter([(property::TAGS, "t")]));
         let record = StoredRecord {
             version: MessageVersion::V1,
             topic: "T",

@@ -66,6 +66,7 @@ mod crc;
 mod decode;
 mod encode;
 mod id;
+mod map;
 mod model;
 mod properties;
 pub mod property;
@@ -85,6 +86,7 @@ pub use decode::{
 };
 pub use encode::{StoredRecord, encode_stored_message, encode_stored_record};
 pub use id::{UniqIdGenerator, ms_since_month_start, offset_msg_id, parse_offset_msg_id};
+pub use map::{Iter as PropertiesIter, Properties, SharedValue};
 pub use model::{Message, MessageExt};
 pub use properties::{
     MAX_PROPERTIES_LEN, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, decode_properties,

@@ -1,14 +1,13 @@
 //! [`Message`] (what a producer sends: topic, body, flag, properties) and
 //! [`MessageExt`] (what the broker stored and returns).
 
-use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
-use super::{MAX_PROPERTIES_LEN, encode_properties, property, validate_properties};
+use super::{MAX_PROPERTIES_LEN, Properties, encode_properties, property, validate_properties};
 
 /// A message to send: topic, body, user flag and properties (tags, keys,
 /// delay level and user properties all live in the properties map, as in
@@ -22,7 +21,8 @@ pub struct Message {
     /// User flag (Java `Message.flag`), opaque to RocketMQ.
     pub flag: i32,
     /// Properties, system ones (`TAGS`, `KEYS`, `DELAY`, `UNIQ_KEY`, ...) included.
-    pub properties: HashMap<String, String>,
+    /// A consumed message's are read in place from the pull response.
+    pub properties: Properties,
     /// The body.
     pub body: Bytes,
 }
@@ -33,14 +33,14 @@ impl Message {
         Message {
             topic: topic.into(),
             flag: 0,
-            properties: HashMap::new(),
+            properties: Properties::new(),
             body: body.into(),
         }
     }
 
     /// Sets the tag ([`property::TAGS`]); consumers subscribe by tag.
     pub fn with_tags(self, tags: impl Into<String>) -> Self {
-        self.with_property(property::TAGS, tags)
+        self.with_property(property::TAGS, tags.into())
     }
 
     /// Sets the business keys ([`property::KEYS`]), joined by a single space
@@ -137,13 +137,17 @@ impl Message {
             property::TIMER_DELAY_MS,
         ]
         .iter()
-        .any(|p| self.properties.contains_key(*p))
+        .any(|p| self.properties.contains_key(p))
     }
 
     /// Sets a property (user or system), replacing an earlier value. Names and
     /// values must be non-empty and free of `0x01`/`0x02`; that is checked
     /// when the message is encoded.
-    pub fn with_property(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn with_property<N, V>(mut self, name: N, value: V) -> Self
+    where
+        N: AsRef<str> + Into<String>,
+        V: AsRef<str> + Into<String>,
+    {
         self.set_property(name, value);
         self
     }
@@ -161,8 +165,12 @@ impl Message {
     }
 
     /// Sets a property in place (Java `MessageAccessor.putProperty`).
-    pub fn set_property(&mut self, name: impl Into<String>, value: impl Into<String>) {
-        self.properties.insert(name.into(), value.into());
+    pub fn set_property<N, V>(&mut self, name: N, value: V)
+    where
+        N: AsRef<str> + Into<String>,
+        V: AsRef<str> + Into<String>,
+    {
+        self.properties.insert(name, value);
     }
 
     /// Removes a property, returning its value.
@@ -172,7 +180,7 @@ impl Message {
 
     /// A property's value.
     pub fn property(&self, name: &str) -> Option<&str> {
-        self.properties.get(name).map(String::as_str)
+        self.properties.get(name)
     }
 
     /// The tag ([`property::TAGS`]).

@@ -21,8 +21,16 @@ pub const MAX_PROPERTIES_LEN: usize = 32767;
 /// [`Message::properties_string`](super::Message::properties_string)), since
 /// a name or value containing `0x01`/`0x02`, or an empty value, does not
 /// survive decoding.
-pub fn encode_properties(properties: &HashMap<String, String>) -> String {
-    let mut pairs: Vec<(&String, &String)> = properties.iter().collect();
+pub fn encode_properties<'a, I, K, V>(properties: I) -> String
+where
+    I: IntoIterator<Item = (&'a K, &'a V)>,
+    K: AsRef<str> + ?Sized + 'a,
+    V: AsRef<str> + ?Sized + 'a,
+{
+    let mut pairs: Vec<(&str, &str)> = properties
+        .into_iter()
+        .map(|(k, v)| (k.as_ref(), v.as_ref()))
+        .collect();
     pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let len = pairs
         .iter()
@@ -45,9 +53,14 @@ pub fn encode_properties(properties: &HashMap<String, String>) -> String {
 /// # Errors
 ///
 /// [`Error::Encode`] naming the first offending property.
-pub fn validate_properties(properties: &HashMap<String, String>) -> Result<()> {
+pub fn validate_properties<'a, I, K, V>(properties: I) -> Result<()>
+where
+    I: IntoIterator<Item = (&'a K, &'a V)>,
+    K: AsRef<str> + ?Sized + 'a,
+    V: AsRef<str> + ?Sized + 'a,
+{
     for (k, v) in properties {
-        validate_property(k, v)?;
+        validate_property(k.as_ref(), v.as_ref())?;
     }
     Ok(())
 }
@@ -143,7 +156,7 @@ mod tests {
             encode_properties(&m),
             "TAGS\u{1}t\u{2}a\u{1}1\u{2}b\u{1}2\u{2}"
         );
-        assert_eq!(encode_properties(&HashMap::new()), "");
+        assert_eq!(encode_properties(&HashMap::<String, String>::new()), "");
     }
 
     #[test]

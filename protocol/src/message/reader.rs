@@ -38,6 +38,8 @@ impl<'a> Reader<'a> {
         Error::InvalidMessage(format!("{} at byte {}: {msg}", self.what, self.start))
     }
 
+    #[cold]
+    #[inline(never)]
     fn short(&self, field: &str, n: usize) -> Error {
         let left = self.end.saturating_sub(self.pos);
         self.error(format_args!(
@@ -49,15 +51,15 @@ impl<'a> Reader<'a> {
     /// The next `n` bytes as a slice.
     #[inline]
     pub(super) fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8]> {
-        let new = self
-            .pos
-            .checked_add(n)
-            .filter(|e| *e <= self.end)
-            .ok_or_else(|| self.short(field, n))?;
         let buf: &'a Bytes = self.buf;
-        let s = buf.get(self.pos..new).ok_or_else(|| self.short(field, n))?;
-        self.pos = new;
-        Ok(s)
+        // `end <= buf.len()`, so one check against `end` covers both.
+        match buf.get(self.pos..self.end).and_then(|rest| rest.get(..n)) {
+            Some(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            None => Err(self.short(field, n)),
+        }
     }
 
     /// The next `n` bytes as a zero-copy `Bytes` slice of the buffer.
@@ -71,28 +73,37 @@ impl<'a> Reader<'a> {
         Ok(self.buf.slice(from..self.pos))
     }
 
-    #[inline]
+    #[inline(always)]
     fn array<const N: usize>(&mut self, field: &str) -> Result<[u8; N]> {
-        let s = self.take(N, field)?;
-        s.try_into().map_err(|_| self.short(field, N))
+        match self
+            .buf
+            .get(self.pos..self.end)
+            .and_then(|rest| rest.first_chunk::<N>())
+        {
+            Some(a) => {
+                self.pos += N;
+                Ok(*a)
+            }
+            None => Err(self.short(field, N)),
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn u8(&mut self, field: &str) -> Result<u8> {
         Ok(u8::from_be_bytes(self.array(field)?))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn i16(&mut self, field: &str) -> Result<i16> {
         Ok(i16::from_be_bytes(self.array(field)?))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn i32(&mut self, field: &str) -> Result<i32> {
         Ok(i32::from_be_bytes(self.array(field)?))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn i64(&mut self, field: &str) -> Result<i64> {
         Ok(i64::from_be_bytes(self.array(field)?))
     }

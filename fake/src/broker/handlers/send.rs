@@ -332,7 +332,7 @@ fn send_batch(
     let mut stored = Vec::with_capacity(messages.len());
     let batch_text = encode(&batch_props, b.cfg.flavor);
     for m in messages {
-        let mut properties = m.properties;
+        let mut properties = m.properties.to_map();
         let mut properties_text = None;
         if b.cfg.flavor == BrokerFlavor::V4_9 {
             // 4.9.x appends the batch's properties string to each message's
