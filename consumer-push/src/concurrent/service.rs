@@ -69,7 +69,8 @@ async fn consume_all(
         if batch.is_empty() {
             break;
         }
-        calls.push(consume_batch(inner, pq, mq, batch));
+        // Boxed: the set then moves a pointer, not the call's large state.
+        calls.push(Box::pin(consume_batch(inner, pq, mq, batch)));
     }
     while calls.next().await.is_some() {}
 }

@@ -10,12 +10,21 @@ use crate::error::{Error, Result};
 
 /// Appends `bytes` to `out` as upper-case hex.
 pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
-    fn digit(n: u8) -> char {
-        char::from(if n < 10 { b'0' + n } else { b'A' + (n - 10) })
-    }
-    for &b in bytes {
-        out.push(digit(b >> 4));
-        out.push(digit(b & 0x0F));
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    // Digits go to a stack buffer first and into `out` with one copy.
+    let mut buf = [0u8; 64];
+    for chunk in bytes.chunks(32) {
+        for (pair, &b) in buf.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 0x0F)];
+        }
+        // ASCII digits: always UTF-8.
+        if let Some(hex) = buf
+            .get(..chunk.len() * 2)
+            .and_then(|h| std::str::from_utf8(h).ok())
+        {
+            out.push_str(hex);
+        }
     }
 }
 
@@ -49,14 +58,30 @@ fn parse_hex<const N: usize>(hex: &str) -> Option<[u8; N]> {
 /// port (i32) ‖ commit-log offset (i64), as upper-case hex — 32 characters
 /// for an IPv4 store host, 56 for IPv6.
 pub fn offset_msg_id(store_host: SocketAddr, commit_log_offset: i64) -> String {
-    let mut id = String::with_capacity(56);
-    match store_host.ip() {
-        IpAddr::V4(ip) => push_hex(&mut id, &ip.octets()),
-        IpAddr::V6(ip) => push_hex(&mut id, &ip.octets()),
-    }
-    push_hex(&mut id, &i32::from(store_host.port()).to_be_bytes());
-    push_hex(&mut id, &commit_log_offset.to_be_bytes());
+    // The raw bytes first, then their hex in one pass.
+    let mut raw = [0u8; 28];
+    let ip_len = match store_host.ip() {
+        IpAddr::V4(ip) => copy_into(&mut raw, 0, &ip.octets()),
+        IpAddr::V6(ip) => copy_into(&mut raw, 0, &ip.octets()),
+    };
+    let port_end = copy_into(
+        &mut raw,
+        ip_len,
+        &i32::from(store_host.port()).to_be_bytes(),
+    );
+    let end = copy_into(&mut raw, port_end, &commit_log_offset.to_be_bytes());
+    let mut id = String::with_capacity(end * 2);
+    push_hex(&mut id, raw.get(..end).unwrap_or(&raw));
     id
+}
+
+/// Copies `src` into `dst` at `at` (as far as it fits); returns where it ends.
+fn copy_into(dst: &mut [u8], at: usize, src: &[u8]) -> usize {
+    let end = at + src.len();
+    if let Some(d) = dst.get_mut(at..end) {
+        d.copy_from_slice(src);
+    }
+    end
 }
 
 /// Parses an offset message id (see [`offset_msg_id`]) back into the store
@@ -152,8 +177,9 @@ impl UniqIdGenerator {
         let count = self.counter.fetch_add(1, Ordering::Relaxed);
         let mut id = String::with_capacity(self.prefix.len() + 12);
         id.push_str(&self.prefix);
-        push_hex(&mut id, &ms_since_month_start.to_be_bytes());
-        push_hex(&mut id, &count.to_be_bytes());
+        let [a, b, c, d] = ms_since_month_start.to_be_bytes();
+        let [e, f] = count.to_be_bytes();
+        push_hex(&mut id, &[a, b, c, d, e, f]);
         id
     }
 

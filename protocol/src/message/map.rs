@@ -152,12 +152,34 @@ impl Properties {
         self.edits.iter().position(|(k, _)| &**k == name)
     }
 
-    /// The last pair of the stored string named `name`.
+    /// The last pair of the stored string named `name`: the same answer as
+    /// the last match of [`wire_pairs`], found by comparing each piece's
+    /// start with `name` and `0x01` instead of splitting every piece.
     fn wire_get(&self, name: &str) -> Option<&str> {
-        wire_pairs(&self.wire)
-            .filter(|(k, _)| *k == name)
-            .last()
-            .map(|(_, v)| v)
+        let text: &str = &self.wire;
+        let (bytes, key) = (text.as_bytes(), name.as_bytes());
+        // A name with a separator never matches (a piece splits at its first 0x01).
+        if key.is_empty() || key.iter().any(|&b| b == 0x01 || b == 0x02) {
+            return None;
+        }
+        let mut found = None;
+        let mut start = 0usize;
+        while start < bytes.len() {
+            let end = bytes
+                .get(start..)
+                .and_then(|rest| rest.iter().position(|&b| b == 0x02))
+                .map_or(bytes.len(), |i| start + i);
+            let value_at = start + key.len() + 1;
+            if bytes.get(start..start + key.len()) == Some(key)
+                && bytes.get(start + key.len()) == Some(&0x01)
+                && value_at < end
+            {
+                // 0x01 and 0x02 are ASCII: both cuts are char boundaries.
+                found = text.get(value_at..end);
+            }
+            start = end + 1;
+        }
+        found
     }
 
     /// A property's value.
