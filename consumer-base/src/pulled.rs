@@ -44,9 +44,22 @@ pub fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
 
 /// Stamps `CONSUME_START_TIME` (now, ms since the epoch) on messages a
 /// listener is about to get (Java `ConsumeMessageConcurrentlyService`); one
-/// value shared by the batch.
+/// value shared by the batch, and by every batch of the same millisecond
+/// on this thread.
 pub fn mark_consume_start(msgs: &mut [MessageExt]) {
-    let start = SharedValue::from(now_ms().to_string());
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(i64, SharedValue)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let now = now_ms();
+    let start = LAST.with_borrow_mut(|last| match last {
+        Some((ms, value)) if *ms == now => value.clone(),
+        _ => {
+            let value = SharedValue::from(now.to_string());
+            *last = Some((now, value.clone()));
+            value
+        }
+    });
     for m in msgs {
         m.message
             .properties

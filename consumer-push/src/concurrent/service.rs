@@ -142,14 +142,16 @@ async fn consume_batch(
         FailurePolicy::SendBack => {
             for msg in failed {
                 // Java: a message no longer in the queue is ignored.
+                // Boxed: a send-back's state (a broker call) is large and
+                // rare, and would otherwise size every listener call's future.
                 let ok = !pq.contains(msg.queue_offset)
-                    || send_back(
+                    || Box::pin(send_back(
                         inner,
                         msg,
                         ctx.delay_level_when_next_consume(),
                         mq,
                         &pq.metrics,
-                    )
+                    ))
                     .await;
                 sent_back.push(ok);
             }

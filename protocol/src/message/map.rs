@@ -165,9 +165,10 @@ impl Properties {
         let mut found = None;
         let mut start = 0usize;
         while start < bytes.len() {
-            let end = bytes
+            // `find` of an ASCII char is a memchr.
+            let end = text
                 .get(start..)
-                .and_then(|rest| rest.iter().position(|&b| b == 0x02))
+                .and_then(|rest| rest.find('\u{2}'))
                 .map_or(bytes.len(), |i| start + i);
             let value_at = start + key.len() + 1;
             if bytes.get(start..start + key.len()) == Some(key)
