@@ -23,7 +23,7 @@ pub use rmq_client_core::{
 pub use rmq_protocol::Message;
 pub use rmq_protocol::message::CompressionType;
 pub use rmq_protocol::message::property;
-pub use rmq_protocol::{ErrorChain, MessageExt, MessageQueue, ResponseCode};
+pub use rmq_protocol::{ErrorChain, MessageExt, MessageQueue, Properties, ResponseCode};
 #[doc = include_str!("docs/tls_config.md")]
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]

@@ -153,27 +153,24 @@ impl Properties {
     }
 
     /// The last pair of the stored string named `name`: the same answer as
-    /// the last match of [`wire_pairs`], found by comparing each piece's
-    /// start with `name` and `0x01` instead of splitting every piece.
+    /// the last match of [`wire_pairs`], found by visiting the pieces
+    /// between `0x02` bytes (a SIMD search) and comparing each one's start
+    /// with `name` and `0x01`.
     fn wire_get(&self, name: &str) -> Option<&str> {
         let text: &str = &self.wire;
-        let (bytes, key) = (text.as_bytes(), name.as_bytes());
-        // A name with a separator never matches (a piece splits at its first 0x01).
-        if key.is_empty() || key.iter().any(|&b| b == 0x01 || b == 0x02) {
+        // A name with a separator never matches: a piece splits at its first 0x01.
+        if name.is_empty() || name.contains(['\u{1}', '\u{2}']) {
             return None;
         }
+        let (bytes, key) = (text.as_bytes(), name.as_bytes());
         let mut found = None;
         let mut start = 0usize;
-        while start < bytes.len() {
-            // `find` of an ASCII char is a memchr.
-            let end = text
-                .get(start..)
-                .and_then(|rest| rest.find('\u{2}'))
-                .map_or(bytes.len(), |i| start + i);
+        let ends = memchr::memchr_iter(0x02, bytes).chain(std::iter::once(bytes.len()));
+        for end in ends {
             let value_at = start + key.len() + 1;
-            if bytes.get(start..start + key.len()) == Some(key)
+            if value_at < end
+                && bytes.get(start..start + key.len()) == Some(key)
                 && bytes.get(start + key.len()) == Some(&0x01)
-                && value_at < end
             {
                 // 0x01 and 0x02 are ASCII: both cuts are char boundaries.
                 found = text.get(value_at..end);
