@@ -26,7 +26,8 @@ const MAX_WIRE_PAIRS_LEN: usize = 4 * MAX_WIRE_PAIRS;
 /// Works like a small map: [`get`](Self::get), [`insert`](Self::insert),
 /// [`remove`](Self::remove), [`iter`](Self::iter). Properties of a consumed
 /// message are read in place from the pull response (no copy, no map built)
-/// until one is changed; changes are kept beside them. Iteration order is
+/// until one is changed; changes are kept beside them. Like the body, they
+/// keep the response's buffer alive while the message lives. Iteration order is
 /// unspecified, like a `HashMap`'s; equality compares the pairs.
 ///
 /// ```
