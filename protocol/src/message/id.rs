@@ -10,13 +10,17 @@ use crate::error::{Error, Result};
 
 /// Appends `bytes` to `out` as upper-case hex.
 pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    fn digit(n: u8) -> u8 {
+        if n < 10 { b'0' + n } else { b'A' + (n - 10) }
+    }
     // Digits go to a stack buffer first and into `out` with one copy.
     let mut buf = [0u8; 64];
     for chunk in bytes.chunks(32) {
         for (pair, &b) in buf.chunks_exact_mut(2).zip(chunk) {
-            pair[0] = DIGITS[usize::from(b >> 4)];
-            pair[1] = DIGITS[usize::from(b & 0x0F)];
+            if let [hi, lo] = pair {
+                *hi = digit(b >> 4);
+                *lo = digit(b & 0x0F);
+            }
         }
         // ASCII digits: always UTF-8.
         if let Some(hex) = buf
