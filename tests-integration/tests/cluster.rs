@@ -755,6 +755,21 @@ async fn route_churn_added_group_is_consumed_removed_group_committed_first() {
             i64::try_from(sent_b).unwrap_or(i64::MAX),
             "broker-b holds what was sent to it"
         );
+        // The listener sees a message before its call settles: wait until every broker-b queue's
+        // in-memory offset is past its last message, so the drop below has them all to commit.
+        let want: Vec<Option<i64>> = max_b.iter().map(|m| Some(*m)).collect();
+        poll_until(Duration::from_secs(30), Duration::from_millis(50), "broker-b's messages settled", || {
+            let mut got: Vec<(i32, Option<i64>)> = consumer::queue_stats(&c, &topic)
+                .into_iter()
+                .filter(|s| s.queue.broker_name == "broker-b")
+                .map(|s| (s.queue.queue_id, s.committed_offset))
+                .collect();
+            got.sort_unstable();
+            let got: Vec<Option<i64>> = got.into_iter().map(|(_, o)| o).collect();
+            let done = got == want;
+            async move { if done { Ok(()) } else { Err(got) } }
+        })
+        .await;
         // Pulls carry the consumer's offsets too (the commit flag of PULL_MESSAGE), so some may be
         // committed already: printed, not asserted.
         let before_drop = committed_at(&env, &broker_b, "broker-b", &group, &topic, QUEUES).await;
