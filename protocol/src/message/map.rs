@@ -76,7 +76,7 @@ impl From<String> for SharedValue {
 
 impl From<&str> for SharedValue {
     fn from(s: &str) -> Self {
-        SharedValue(text(s))
+        SharedValue(ByteString::from(s))
     }
 }
 
