@@ -163,11 +163,20 @@ fn by_broker(mqs: &[MessageQueue]) -> BTreeMap<String, Vec<MessageQueue>> {
 /// request per broker, timeout 1 s. A failed call is logged and changes no
 /// local state: the queues' leases simply run out unless a later call
 /// succeeds.
+///
+/// The calls of one `QueueLocks` run one at a time, in the order they were
+/// made: a renewal that read the tracked queues before an unlock is
+/// answered before that unlock is sent, so it cannot lock again on the
+/// broker a queue this client has just released (the broker would keep
+/// that lock for [`BROKER_LOCK_LEASE`] and refuse the queue's new owner).
 pub struct QueueLocks {
     instance: ClientInstance,
     group: String,
     lease: Duration,
     table: Mutex<LockTable>,
+    /// Held by each broker call from its reading of the table to its
+    /// answer (fair: calls run in the order they were made).
+    calls: tokio::sync::Mutex<()>,
 }
 
 impl fmt::Debug for QueueLocks {
@@ -190,6 +199,7 @@ impl QueueLocks {
             group: group.into(),
             lease: DEFAULT_LOCK_LEASE,
             table: Mutex::new(LockTable::default()),
+            calls: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -224,6 +234,7 @@ impl QueueLocks {
     /// marked not locked. Queues of a broker that could not be reached are
     /// not granted (logged).
     pub async fn lock(&self, mqs: &[MessageQueue]) -> Vec<MessageQueue> {
+        let _calls = self.calls.lock().await;
         self.lock_inner(mqs, true).await
     }
 
@@ -231,6 +242,7 @@ impl QueueLocks {
     /// for a held process queue); untracked queues are skipped. Returns
     /// those the brokers confirmed.
     pub async fn renew(&self, mqs: &[MessageQueue]) -> Vec<MessageQueue> {
+        let _calls = self.calls.lock().await;
         let tracked: Vec<MessageQueue> = {
             let table = self.table();
             mqs.iter()
@@ -244,10 +256,12 @@ impl QueueLocks {
     /// Renews every tracked lock (Java `lockAll`, every 20 s): one
     /// LOCK_BATCH_MQ per broker. Returns the queues confirmed.
     pub async fn renew_all(&self) -> Vec<MessageQueue> {
+        let _calls = self.calls.lock().await;
         let tracked = self.table().tracked();
         self.lock_inner(&tracked, false).await
     }
 
+    /// LOCK_BATCH_MQ for `mqs`; the caller holds `calls`.
     async fn lock_inner(&self, mqs: &[MessageQueue], track: bool) -> Vec<MessageQueue> {
         let mut locked = Vec::new();
         for (broker_name, mqs) in by_broker(mqs) {
@@ -306,6 +320,12 @@ impl QueueLocks {
     /// Java does when a rebalance removes a queue). Failures are logged; the
     /// broker then frees the lock after its 60 s lease.
     pub async fn unlock(&self, mqs: &[MessageQueue], oneway: bool) {
+        let _calls = self.calls.lock().await;
+        self.unlock_inner(mqs, oneway).await;
+    }
+
+    /// UNLOCK_BATCH_MQ for `mqs`; the caller holds `calls`.
+    async fn unlock_inner(&self, mqs: &[MessageQueue], oneway: bool) {
         self.table().remove(mqs);
         for (broker_name, mqs) in by_broker(mqs) {
             let Some(addr) = self.master_addr(&mqs).await else {
@@ -330,9 +350,10 @@ impl QueueLocks {
 
     /// Unlocks every tracked queue (Java `unlockAll`, at shutdown).
     pub async fn unlock_all(&self, oneway: bool) {
+        let _calls = self.calls.lock().await;
         let tracked = self.table().tracked();
         if !tracked.is_empty() {
-            self.unlock(&tracked, oneway).await;
+            self.unlock_inner(&tracked, oneway).await;
         }
     }
 

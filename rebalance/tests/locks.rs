@@ -83,3 +83,47 @@ async fn two_clients_compete_for_queue_locks() {
         Err(_) => panic!("the lock test did not finish within 120 s"),
     }
 }
+
+/// A renewal that read the tracked queues just before an unlock must not lock the queue again
+/// on the broker: the broker would keep that lock for 60 s and refuse the queue's next owner.
+/// The renewal and the unlock are started together, many times; each time the other client
+/// takes the queue at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlock_racing_a_renewal_leaves_the_queue_free() {
+    const ROUNDS: usize = 30;
+    let run = async {
+        let broker = rmq_testkit::broker().await;
+        let a = instance("race_a").await;
+        let b = instance("race_b").await;
+        let topic = rmq_testkit::unique_name("lock_race");
+        create_topic(&a, &topic, 2).await;
+        a.route(&topic).await.expect("route a");
+        b.route(&topic).await.expect("route b");
+        let group = rmq_testkit::unique_name("lock_race_g");
+        let mqs: Vec<MessageQueue> = (0..2)
+            .map(|i| MessageQueue::new(topic.as_str(), broker.broker_name.as_str(), i))
+            .collect();
+        let la = QueueLocks::new(a.clone(), group.as_str());
+        let lb = QueueLocks::new(b.clone(), group.as_str());
+        for round in 0..ROUNDS {
+            assert_eq!(la.lock(&mqs).await, mqs, "round {round}: A locks both");
+            // The renewal reads both queues first; the unlock of queue 0 starts at once after.
+            let (renewed, ()) = tokio::join!(la.renew_all(), la.unlock(&mqs[..1], false));
+            assert!(renewed.contains(&mqs[1]), "round {round}: {renewed:?}");
+            assert_eq!(la.tracked(), mqs[1..], "round {round}");
+            assert_eq!(
+                lb.lock(&mqs[..1]).await,
+                mqs[..1],
+                "round {round}: B takes the queue A released (A's renewal locked it again)"
+            );
+            lb.unlock(&mqs[..1], false).await;
+            la.unlock_all(false).await;
+        }
+        a.release().await;
+        b.release().await;
+    };
+    match tokio::time::timeout(Duration::from_secs(120), run).await {
+        Ok(()) => {}
+        Err(_) => panic!("the lock race test did not finish within 120 s"),
+    }
+}
