@@ -192,7 +192,7 @@ impl ProcessQueue {
     #[cfg(test)]
     pub(crate) fn remove_messages(&self, offsets: &[i64]) -> Option<i64> {
         let mut st = self.lock();
-        Self::remove_locked(&mut st, offsets)
+        Self::remove_locked(&mut st, offsets.iter().copied())
     }
 
     /// [`remove_messages`](Self::remove_messages), then — unless the queue
@@ -202,7 +202,7 @@ impl ProcessQueue {
     /// committed.
     pub(crate) fn remove_and_commit(
         &self,
-        offsets: &[i64],
+        offsets: impl IntoIterator<Item = i64>,
         commit: impl FnOnce(i64),
     ) -> Option<i64> {
         let mut st = self.lock();
@@ -214,12 +214,12 @@ impl ProcessQueue {
         Some(offset)
     }
 
-    fn remove_locked(st: &mut State, offsets: &[i64]) -> Option<i64> {
+    fn remove_locked(st: &mut State, offsets: impl IntoIterator<Item = i64>) -> Option<i64> {
         if st.msgs.is_empty() {
             return None;
         }
         for offset in offsets {
-            if let Some(held) = st.msgs.remove(offset) {
+            if let Some(held) = st.msgs.remove(&offset) {
                 st.bytes = st.bytes.saturating_sub(held.body_len);
             }
         }
@@ -514,11 +514,11 @@ mod tests {
         let q = pq();
         q.put_messages(vec![msg(1, "a"), msg(2, "b")]);
         let mut committed = Vec::new();
-        assert_eq!(q.remove_and_commit(&[1], |o| committed.push(o)), Some(2));
+        assert_eq!(q.remove_and_commit([1], |o| committed.push(o)), Some(2));
         assert!(!q.set_dropped());
         assert!(q.set_dropped());
         assert!(q.is_dropped());
-        assert_eq!(q.remove_and_commit(&[2], |o| committed.push(o)), None);
+        assert_eq!(q.remove_and_commit([2], |o| committed.push(o)), None);
         assert_eq!(committed, [2]);
         assert_eq!(q.put_messages(vec![msg(3, "c")]), 0);
         assert!(q.track_messages(vec![msg(3, "c")]).is_empty());

@@ -50,25 +50,21 @@ pub(crate) fn submit(
     });
 }
 
-/// Runs the listener calls of one submitted batch concurrently.
+/// Runs the listener calls of one submitted batch concurrently; each call
+/// borrows its slice of `msgs` (no copy of a message, no list per call).
 async fn consume_all(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
     mq: &Arc<MessageQueue>,
-    msgs: Vec<MessageExt>,
+    mut msgs: Vec<MessageExt>,
 ) {
     let size = inner.config.consume_batch_max_size.max(1);
     if msgs.len() <= size {
-        consume_batch(inner, pq, mq, msgs).await;
+        consume_batch(inner, pq, mq, &mut msgs).await;
         return;
     }
     let mut calls = FuturesUnordered::new();
-    let mut rest = msgs.into_iter();
-    loop {
-        let batch: Vec<MessageExt> = rest.by_ref().take(size).collect();
-        if batch.is_empty() {
-            break;
-        }
+    for batch in msgs.chunks_mut(size) {
         // Boxed: the set then moves a pointer, not the call's large state.
         calls.push(Box::pin(consume_batch(inner, pq, mq, batch)));
     }
@@ -95,7 +91,7 @@ async fn consume_batch(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
     shared_mq: &Arc<MessageQueue>,
-    mut msgs: Vec<MessageExt>,
+    msgs: &mut [MessageExt],
 ) {
     let mq: &MessageQueue = shared_mq;
     let permit = tokio::select! {
@@ -109,13 +105,13 @@ async fn consume_batch(
         debug!(queue = %mq, "queue dropped; not consuming");
         return;
     }
-    rmq_consumer_base::mark_consume_start(&mut msgs);
+    rmq_consumer_base::mark_consume_start(msgs);
     let started = Instant::now();
     pq.begin_consume(started);
     inner.metrics.call_started();
     let mut ctx = ConsumeContext::shared(shared_mq.clone());
-    let span = telemetry::process_span(inner.core.group(), mq, &msgs);
-    let result = call_listener(inner, &msgs, &mut ctx)
+    let span = telemetry::process_span(inner.core.group(), mq, msgs);
+    let result = call_listener(inner, msgs, &mut ctx)
         .instrument(span.clone())
         .await;
     let took = started.elapsed();
@@ -165,11 +161,15 @@ async fn consume_batch(
             }
         }
     }
-    let settlement = settle::settle(msgs, first_failed, &sent_back);
     let store = inner.core.offset_store();
-    pq.remove_and_commit(&settlement.remove, |offset| {
-        store.update_offset(mq, offset, true);
-    });
+    let commit = |offset| store.update_offset(mq, offset, true);
+    if first_failed == msgs.len() {
+        // Every message acknowledged (the common case): nothing to collect.
+        pq.remove_and_commit(msgs.iter().map(|m| m.queue_offset), commit);
+        return;
+    }
+    let settlement = settle::settle(msgs, first_failed, &sent_back);
+    pq.remove_and_commit(settlement.remove.iter().copied(), commit);
     if !settlement.retry_locally.is_empty() {
         spawn_later(inner, pq.clone(), mq.clone(), settlement.retry_locally);
     }

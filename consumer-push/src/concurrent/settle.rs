@@ -55,10 +55,12 @@ pub(crate) struct Settlement {
 /// Settles a batch: `msgs[..first_failed]` succeeded; each message after
 /// that has an entry in `sent_back` (`true` = the broker took it back),
 /// in order. A failed message without an entry (not in the process queue
-/// any more, so not sent back) is simply removed, like Java.
-pub(crate) fn settle(msgs: Vec<MessageExt>, first_failed: usize, sent_back: &[bool]) -> Settlement {
+/// any more, so not sent back) is simply removed, like Java. The messages
+/// to retry locally are copies (a failed send-back is rare; the call's
+/// messages are borrowed).
+pub(crate) fn settle(msgs: &[MessageExt], first_failed: usize, sent_back: &[bool]) -> Settlement {
     let mut out = Settlement::default();
-    for (i, mut msg) in msgs.into_iter().enumerate() {
+    for (i, msg) in msgs.iter().enumerate() {
         let back_ok = match i.checked_sub(first_failed) {
             None => true, // acknowledged
             Some(j) => sent_back.get(j).copied().unwrap_or(true),
@@ -66,6 +68,7 @@ pub(crate) fn settle(msgs: Vec<MessageExt>, first_failed: usize, sent_back: &[bo
         if back_ok {
             out.remove.push(msg.queue_offset);
         } else {
+            let mut msg = msg.clone();
             msg.reconsume_times = msg.reconsume_times.saturating_add(1);
             out.retry_locally.push(msg);
         }
@@ -118,7 +121,7 @@ mod tests {
 
     #[test]
     fn all_success_removes_all() {
-        let s = settle(batch(&[1, 2, 3]), 3, &[]);
+        let s = settle(&batch(&[1, 2, 3]), 3, &[]);
         assert_eq!(s.remove, [1, 2, 3]);
         assert!(s.retry_locally.is_empty());
     }
@@ -126,7 +129,7 @@ mod tests {
     #[test]
     fn sent_back_messages_leave_failed_send_backs_stay() {
         // 10 acked, 11 sent back, 12 send-back failed.
-        let s = settle(batch(&[10, 11, 12]), 1, &[true, false]);
+        let s = settle(&batch(&[10, 11, 12]), 1, &[true, false]);
         assert_eq!(s.remove, [10, 11]);
         assert_eq!(s.retry_locally.len(), 1);
         assert_eq!(s.retry_locally[0].queue_offset, 12);
@@ -136,7 +139,7 @@ mod tests {
     #[test]
     fn discarded_failures_are_removed() {
         // Broadcasting: no send-back entries → failures removed.
-        let s = settle(batch(&[5, 6]), 0, &[]);
+        let s = settle(&batch(&[5, 6]), 0, &[]);
         assert_eq!(s.remove, [5, 6]);
         assert!(s.retry_locally.is_empty());
     }
