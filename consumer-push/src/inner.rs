@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use rmq_client_core::ClientConfig;
 use rmq_consumer_base::{ConsumerCore, Guarded, Registration};
-use rmq_offset_store::{PersistMode, ReadOffsetType};
+use rmq_offset_store::PersistMode;
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::MessageModel;
 use rmq_rebalance::{QueueLocks, RebalanceTrigger};
@@ -310,13 +310,8 @@ impl Inner {
     }
 
     /// The in-memory offset of `mq` (for the pull's commit-offset field).
-    pub(crate) async fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
-        self.core
-            .offset_store()
-            .read_offset(mq, ReadOffsetType::ReadFromMemory)
-            .await
-            .ok()
-            .flatten()
+    pub(crate) fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
+        self.core.offset_store().memory_offset(mq)
     }
 
     /// Every persist interval (client config, Java

@@ -124,7 +124,7 @@ impl PullLoop {
         // store only: an application's store keeps the offsets to itself).
         let commit_offset = match self.inner.model() {
             MessageModel::Clustering if !self.inner.core.has_own_offset_store() => {
-                self.inner.memory_offset(&self.mq).await.unwrap_or(0)
+                self.inner.memory_offset(&self.mq).unwrap_or(0)
             }
             _ => 0,
         };

@@ -293,6 +293,10 @@ impl OffsetStore for RemoteBrokerOffsetStore {
         self.table.snapshot(topic)
     }
 
+    fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
+        self.table.get(mq)
+    }
+
     fn update_consume_offset_to_broker<'a>(
         &'a self,
         mq: &'a MessageQueue,

@@ -116,6 +116,16 @@ pub trait OffsetStore: Send + Sync + Debug {
     /// (Java `cloneOffsetTable`, whose blank topic means all).
     fn offset_table(&self, topic: Option<&str>) -> HashMap<MessageQueue, i64>;
 
+    /// The in-memory offset of `mq`, without I/O: what
+    /// [`read_offset`](Self::read_offset) with
+    /// [`ReadOffsetType::ReadFromMemory`] answers, for callers on a hot
+    /// path (the push consumer reads it before every pull). The default
+    /// looks it up in [`offset_table`](Self::offset_table); the built-in
+    /// stores read their table directly.
+    fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
+        self.offset_table(Some(&mq.topic)).get(mq).copied()
+    }
+
     /// Stores `offset` for `mq` in the backing store directly, bypassing the
     /// in-memory table (Java `updateConsumeOffsetToBroker`, used by
     /// `PullConsumer.updateConsumeOffset` style APIs and offset resets).

@@ -27,6 +27,7 @@ async fn persisted_offset_is_read_by_a_fresh_store() {
         store.update_offset(&mq, 41, true);
         store.persist(&mq, PersistMode::Sync).await.unwrap();
 
+        assert_eq!(store.memory_offset(&mq), Some(42));
         let fresh = RemoteBrokerOffsetStore::new(i.clone(), &group);
         assert_eq!(
             fresh
@@ -35,6 +36,7 @@ async fn persisted_offset_is_read_by_a_fresh_store() {
                 .unwrap(),
             None
         );
+        assert_eq!(fresh.memory_offset(&mq), None);
         assert_eq!(
             fresh
                 .read_offset(&mq, ReadOffsetType::MemoryFirstThenStore)

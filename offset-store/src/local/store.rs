@@ -285,6 +285,10 @@ impl OffsetStore for LocalFileOffsetStore {
         self.table.snapshot(topic)
     }
 
+    fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
+        self.table.get(mq)
+    }
+
     fn update_consume_offset_to_broker<'a>(
         &'a self,
         _mq: &'a MessageQueue,

@@ -57,6 +57,9 @@ async fn path_layout_and_memory_semantics() {
             .unwrap(),
         None
     );
+    // The synchronous read agrees with ReadFromMemory.
+    assert_eq!(s.memory_offset(&mq(0)), Some(3));
+    assert_eq!(s.memory_offset(&mq(1)), None);
     assert_eq!(
         s.read_offset(&mq(1), ReadOffsetType::MemoryFirstThenStore)
             .await

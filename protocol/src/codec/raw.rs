@@ -337,7 +337,14 @@ impl JsonRaw {
 fn scan_json(header: &[u8]) -> Option<JsonRaw> {
     // Whole-header UTF-8 check: every string then is valid text (its quotes are ASCII).
     std::str::from_utf8(header).ok()?;
-    let mut sc = Scanner { b: header, i: 0 };
+    // Brokers write compact JSON: no control byte anywhere (checked without stopping early, so
+    // on vector registers). Strings are then scanned for their end with memchr.
+    let controls = header.iter().fold(false, |acc, &c| acc | (c < 0x20));
+    let mut sc = Scanner {
+        b: header,
+        i: 0,
+        controls,
+    };
     let mut code = None;
     let mut top = HeaderFields::json_defaults();
     // Room for a pull or send answer's fields without growing.
@@ -402,6 +409,8 @@ fn scan_json(header: &[u8]) -> Option<JsonRaw> {
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
+    /// Whether `b` holds a control byte (whitespace included).
+    controls: bool,
 }
 
 impl Scanner<'_> {
@@ -444,9 +453,12 @@ impl Scanner<'_> {
         self.eat(b'"')?;
         let start = self.i;
         let rest = self.b.get(start..)?;
-        let n = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let n = if self.controls {
+            rest.iter()
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?
+        } else {
+            memchr::memchr2(b'"', b'\\', rest)?
+        };
         if rest.get(n) != Some(&b'"') {
             return None;
         }
