@@ -160,7 +160,8 @@ impl Properties {
     fn wire_get(&self, name: &str) -> Option<&str> {
         let text: &str = &self.wire;
         // A name with a separator never matches: a piece splits at its first 0x01.
-        if name.is_empty() || name.contains(['\u{1}', '\u{2}']) {
+        // (A byte scan: 0x01 and 0x02 are ASCII, so no UTF-8 decoding is needed.)
+        if name.is_empty() || name.bytes().any(|b| b == 0x01 || b == 0x02) {
             return None;
         }
         let (bytes, key) = (text.as_bytes(), name.as_bytes());
