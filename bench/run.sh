@@ -197,6 +197,13 @@ if [[ $broker_needed == 0 ]]; then
   log "the ceiling scenario alone: no broker (rmq-bench fake-drain runs the fake broker in process)"
   NAMESRV_ADDR="${NAMESRV_ADDR:-}"
 elif [[ -z "${NAMESRV_ADDR:-}" ]]; then
+  # A broker whose store disk is 75 % full starts deleting and at 85 % refuses or stalls writes:
+  # the drains would then hang or stop short. Refuse to measure on such a disk.
+  store_fs="${RMQ_TMPDIR:-${TMPDIR:-/tmp}}"
+  used_pct=$(df -P "$store_fs" 2>/dev/null | awk 'NR==2 {gsub("%", "", $5); print $5}')
+  if [[ -n "$used_pct" && "$used_pct" -ge 70 ]]; then
+    die "the disk of $store_fs (the local broker's store) is ${used_pct}% full; the broker starts reclaiming space at 75% and the runs would stall: free space (e.g. old target/ directories) and run again"
+  fi
   # The scale scenario spreads its queues over two brokers: the local script starts broker-b too.
   [[ $scale == 1 ]] && export RMQ_SECOND_BROKER=1
   if "$ROOT/scripts/rocketmq-local.sh" status >/dev/null 2>&1; then
