@@ -3,26 +3,59 @@
 
 use std::time::Duration;
 
+use rmq_client_core::ClientInstance;
 use rmq_protocol::MessageQueue;
 use rmq_rebalance::QueueLocks;
 use rmq_testkit::client::{create_topic, instance};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_clients_compete_for_queue_locks() {
-    let run = async {
+/// Two clients (A and B) of one new group, a new topic of `queues` queues
+/// on the test broker, and each client's locks.
+struct Pair {
+    a: ClientInstance,
+    b: ClientInstance,
+    group: String,
+    mqs: Vec<MessageQueue>,
+    la: QueueLocks,
+    lb: QueueLocks,
+}
+
+impl Pair {
+    async fn new(prefix: &str, queues: i32) -> Self {
         let broker = rmq_testkit::broker().await;
-        let a = instance("lock_a").await;
-        let b = instance("lock_b").await;
-        let topic = rmq_testkit::unique_name("locks");
-        create_topic(&a, &topic, 4).await;
+        let a = instance(&format!("{prefix}_a")).await;
+        let b = instance(&format!("{prefix}_b")).await;
+        let topic = rmq_testkit::unique_name(prefix);
+        create_topic(&a, &topic, queues).await;
         a.route(&topic).await.expect("route a");
         b.route(&topic).await.expect("route b");
-        let group = rmq_testkit::unique_name("lock_g");
-        let mqs: Vec<MessageQueue> = (0..4)
+        let group = rmq_testkit::unique_name(&format!("{prefix}_g"));
+        let mqs: Vec<MessageQueue> = (0..queues)
             .map(|i| MessageQueue::new(topic.as_str(), broker.broker_name.as_str(), i))
             .collect();
         let la = QueueLocks::new(a.clone(), group.as_str());
         let lb = QueueLocks::new(b.clone(), group.as_str());
+        Pair {
+            a,
+            b,
+            group,
+            mqs,
+            la,
+            lb,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_compete_for_queue_locks() {
+    let run = async {
+        let Pair {
+            a,
+            b,
+            group,
+            mqs,
+            la,
+            lb,
+        } = Pair::new("lock", 4).await;
 
         // A takes everything; B gets nothing and tracks nothing.
         assert_eq!(la.lock(&mqs).await, mqs);
@@ -92,19 +125,9 @@ async fn two_clients_compete_for_queue_locks() {
 async fn an_unlock_racing_a_renewal_leaves_the_queue_free() {
     const ROUNDS: usize = 30;
     let run = async {
-        let broker = rmq_testkit::broker().await;
-        let a = instance("race_a").await;
-        let b = instance("race_b").await;
-        let topic = rmq_testkit::unique_name("lock_race");
-        create_topic(&a, &topic, 2).await;
-        a.route(&topic).await.expect("route a");
-        b.route(&topic).await.expect("route b");
-        let group = rmq_testkit::unique_name("lock_race_g");
-        let mqs: Vec<MessageQueue> = (0..2)
-            .map(|i| MessageQueue::new(topic.as_str(), broker.broker_name.as_str(), i))
-            .collect();
-        let la = QueueLocks::new(a.clone(), group.as_str());
-        let lb = QueueLocks::new(b.clone(), group.as_str());
+        let Pair {
+            a, b, mqs, la, lb, ..
+        } = Pair::new("lock_race", 2).await;
         for round in 0..ROUNDS {
             assert_eq!(la.lock(&mqs).await, mqs, "round {round}: A locks both");
             // The renewal reads both queues first; the unlock of queue 0 starts at once after.
