@@ -68,6 +68,19 @@ impl Routes {
         if let Some(queues) = self.fresh_fallback(topic, Instant::now()) {
             return Ok(PublishQueues::Fallback(queues));
         }
+        // Boxed: the name server lookup is rare, and inline it would make
+        // every send's future kilobytes large.
+        Box::pin(self.look_up(instance, topic, default_queue_nums)).await
+    }
+
+    /// [`publish_queues`](Self::publish_queues) when neither the cache nor a
+    /// fallback answers: asks the name server.
+    async fn look_up(
+        &self,
+        instance: &ClientInstance,
+        topic: &str,
+        default_queue_nums: i32,
+    ) -> Result<PublishQueues> {
         let looked_up = match instance.cached_route(topic) {
             // Cached but without writable queues: ask again (Java: `!ok()`).
             Some(_) => instance.refresh_route(topic).await,

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::sync::atomic::AtomicUsize;
 
+use futures::FutureExt;
 use rmq_client_core::{BrokerVersion, ClientInstance, SendResult, SendStatus};
 use rmq_protocol::MessageQueue;
 use tokio::time::Instant;
@@ -54,16 +55,19 @@ impl<T> Outcome<T> {
 
 impl Sender {
     /// Runs `fut` until `deadline`; running out is [`Error::Timeout`] with `last`.
-    async fn by_deadline<T>(
-        &self,
+    ///
+    /// A combinator, not an `async fn`: an `async fn` would hold `fut` twice
+    /// in its state (the argument and the awaited timeout).
+    fn by_deadline<'a, T>(
+        &'a self,
         deadline: Instant,
         last: Option<Error>,
-        fut: impl Future<Output = Result<T>>,
-    ) -> Result<T> {
-        match tokio::time::timeout_at(deadline, fut).await {
+        fut: impl Future<Output = Result<T>> + 'a,
+    ) -> impl Future<Output = Result<T>> + 'a {
+        tokio::time::timeout_at(deadline, fut).map(move |r| match r {
             Ok(r) => r,
             Err(_) => Err(self.timeout(last)),
-        }
+        })
     }
 
     fn timeout(&self, last: Option<Error>) -> Error {

@@ -101,7 +101,9 @@ impl ClientInstance {
         if let Some(addr) = self.find_broker_addr_in_publish(name) {
             return Ok(addr);
         }
-        self.refresh_for_lookup(mq).await;
+        // Boxed: the refresh (a name server call) is rare, and inline it
+        // would make every lookup's future kilobytes large.
+        Box::pin(self.refresh_for_lookup(mq)).await;
         self.find_broker_addr_in_publish(name)
             .ok_or_else(|| Error::BrokerNotFound {
                 broker_name: mq.broker_name.clone(),
@@ -128,7 +130,9 @@ impl ClientInstance {
         if let Some(found) = self.find_broker_addr_in_subscribe(name, broker_id, only_this_broker) {
             return Ok(found);
         }
-        self.refresh_for_lookup(mq).await;
+        // Boxed: the refresh (a name server call) is rare, and inline it
+        // would make every lookup's future kilobytes large.
+        Box::pin(self.refresh_for_lookup(mq)).await;
         self.find_broker_addr_in_subscribe(name, broker_id, false)
             .ok_or_else(|| Error::BrokerNotFound {
                 broker_name: mq.broker_name.clone(),
