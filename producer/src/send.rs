@@ -100,7 +100,9 @@ impl Sender {
     async fn broker_addr(&self, queue: &MessageQueue, prepared: &Prepared) -> Result<String> {
         let addr = self.instance.master_addr(queue).await?;
         if prepared.timer {
-            let version = self.instance.broker_version(&addr).await?;
+            // Boxed: only timer messages ask, and inline the call would
+            // make every send's future kilobytes large.
+            let version = Box::pin(self.instance.broker_version(&addr)).await?;
             if version < BrokerVersion::V5_0_0 {
                 return Err(Error::Unsupported {
                     feature: "delivery-time (timer) messages",

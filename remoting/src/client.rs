@@ -452,10 +452,14 @@ impl RemotingClient {
         let mut attempts = 0;
         loop {
             let slot = shared.slot(addr)?;
-            let conn = slot
-                .get_or_try_init(|| connect_tcp(shared, addr))
-                .await?
-                .clone();
+            let conn = match slot.get() {
+                Some(conn) => conn.clone(),
+                // Boxed: connecting (TCP, maybe TLS) is rare, and inline it
+                // would make every request's future kilobytes large.
+                None => Box::pin(slot.get_or_try_init(|| connect_tcp(shared, addr)))
+                    .await?
+                    .clone(),
+            };
             if !conn.is_closed() {
                 return Ok(conn);
             }
