@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmq_client_core::ClientInstance;
 use rmq_protocol::MessageQueue;
 use rmq_rebalance::QueueLocks;
-use rmq_testkit::client::{create_topic, instance};
+use rmq_testkit::client::{create_topic, instance, within};
 
 /// Two clients (A and B) of one new group, a new topic of `queues` queues
 /// on the test broker, and each client's locks.
@@ -111,10 +111,7 @@ async fn two_clients_compete_for_queue_locks() {
         a.release().await;
         b.release().await;
     };
-    match tokio::time::timeout(Duration::from_secs(120), run).await {
-        Ok(()) => {}
-        Err(_) => panic!("the lock test did not finish within 120 s"),
-    }
+    within(120, "the lock test", run).await;
 }
 
 /// A renewal that read the tracked queues just before an unlock must not lock the queue again
@@ -145,8 +142,5 @@ async fn an_unlock_racing_a_renewal_leaves_the_queue_free() {
         a.release().await;
         b.release().await;
     };
-    match tokio::time::timeout(Duration::from_secs(120), run).await {
-        Ok(()) => {}
-        Err(_) => panic!("the lock race test did not finish within 120 s"),
-    }
+    within(120, "the lock race test", run).await;
 }
