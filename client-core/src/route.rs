@@ -86,13 +86,14 @@ fn normalize(data: &mut TopicRouteData) {
 }
 
 /// broker name → broker id → address.
-pub(crate) type BrokerAddrTable = HashMap<String, BTreeMap<i64, String>>;
+pub(crate) type BrokerAddrTable =
+    HashMap<String, BTreeMap<i64, String>, foldhash::fast::RandomState>;
 
 /// The immutable route state readers load from the `ArcSwap`.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct RouteSnapshot {
     /// topic → route.
-    pub(crate) topics: HashMap<String, Arc<TopicRouteInfo>>,
+    pub(crate) topics: HashMap<String, Arc<TopicRouteInfo>, foldhash::fast::RandomState>,
     /// broker name → the addresses of the route fetched last that lists
     /// the broker (Java's `brokerAddrTable`: a changed route replaces its
     /// brokers' entries, so a stale route of another topic cannot bring back

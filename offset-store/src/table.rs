@@ -21,11 +21,11 @@ struct Entry {
 /// backing storage.
 #[derive(Debug, Default)]
 pub struct OffsetTable {
-    map: Mutex<HashMap<MessageQueue, Entry>>,
+    map: Mutex<HashMap<MessageQueue, Entry, foldhash::fast::RandomState>>,
 }
 
 impl OffsetTable {
-    fn lock(&self) -> MutexGuard<'_, HashMap<MessageQueue, Entry>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<MessageQueue, Entry, foldhash::fast::RandomState>> {
         // Every critical section leaves the map consistent, so a poisoned
         // lock (a panic elsewhere while holding it) is safe to reuse.
         self.map.lock().unwrap_or_else(PoisonError::into_inner)

@@ -43,7 +43,7 @@ pub(crate) struct ConnShared {
     addr: String,
     /// opaque → waiter of every request sent (or about to be) and not yet
     /// answered. Locked briefly, never across an await.
-    pending: Mutex<HashMap<i32, Waiter>>,
+    pending: Mutex<HashMap<i32, Waiter, foldhash::fast::RandomState>>,
     /// Cancelled when the connection is closed, for any reason. A child of
     /// the client's token.
     token: CancellationToken,
@@ -57,7 +57,7 @@ impl ConnShared {
         ConnShared {
             id,
             addr: addr.to_owned(),
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::default()),
             token: client_token.child_token(),
             client_token: client_token.clone(),
             reason: OnceLock::new(),
@@ -76,7 +76,7 @@ impl ConnShared {
         &self.token
     }
 
-    fn pending(&self) -> MutexGuard<'_, HashMap<i32, Waiter>> {
+    fn pending(&self) -> MutexGuard<'_, HashMap<i32, Waiter, foldhash::fast::RandomState>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

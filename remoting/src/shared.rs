@@ -25,7 +25,7 @@ pub(crate) type Slot = Arc<OnceCell<Connection>>;
 
 #[derive(Default)]
 struct Table {
-    slots: HashMap<String, Slot>,
+    slots: HashMap<String, Slot, foldhash::fast::RandomState>,
     /// Addresses connected at least once (to tell reconnects from connects).
     seen: HashSet<String>,
 }
