@@ -59,6 +59,9 @@
 #                         (metrics-exporter-prometheus, no HTTP listener), target >= 0.95x of rmq-push
 #   --trace               also rmq-push-trace (drain): rmq-push with RocketMQ message trace on
 #                         (SubBefore/SubAfter records written to RMQ_SYS_TRACE_TOPIC)
+#   --current-thread      also rmq-push-ct, rmq-pull-ct (drain; rmq-push-ct also latency) and rmq-producer-ct
+#                         (produce): the same rmq programs on a current-thread tokio runtime instead of the
+#                         default multi-thread one
 #   -h | --help
 #
 # Environment: NAMESRV_ADDR (unset: the local broker is started with scripts/rocketmq-local.sh and
@@ -92,6 +95,7 @@ mode_name=full
 tls=0
 acl=0
 metrics=0
+current_thread=0
 trace=0
 batch_linger_ms=5
 batch_messages=32
@@ -140,6 +144,7 @@ while [[ $# -gt 0 ]]; do
     --acl) acl=1; shift ;;
     --metrics) metrics=1; shift ;;
     --trace) trace=1; shift ;;
+    --current-thread) current_thread=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -374,6 +379,7 @@ args=(
 [[ $tls == 1 ]] && args+=(--tls-ca "$RMQ_TLS_CA")
 [[ $metrics == 1 ]] && args+=(--metrics)
 [[ $trace == 1 ]] && args+=(--trace)
+[[ $current_thread == 1 ]] && args+=(--current-thread)
 [[ $acl == 1 ]] && args+=(--access-key "${RMQ_ACCESS_KEY:-rmq-bench-ak}" --secret-key "${RMQ_SECRET_KEY:-rmq-bench-secret-key}")
 for u in "${unavailable[@]}"; do args+=(--unavailable "$u"); done
 python3 "$BENCH/runner.py" "${args[@]}"

@@ -39,6 +39,11 @@ VARIANTS = {
     "rmq-push-trace": ("rmq-push", "trace"),
     "rmq-producer-tls": ("rmq-producer", "tls"),
     "rmq-producer-signed": ("rmq-producer", "acl"),
+    # rmq on a current-thread tokio runtime (`--runtime current-thread`) instead of the default
+    # multi-thread one: what the scheduler's cross-thread wake-ups cost (drain, latency, produce).
+    "rmq-push-ct": ("rmq-push", "current-thread"),
+    "rmq-pull-ct": ("rmq-pull", "current-thread"),
+    "rmq-producer-ct": ("rmq-producer", "current-thread"),
 }
 # The gRPC scenario (--scenarios grpc): rmq and the official Java gRPC client
 # (rocketmq-client-java) through the RocketMQ 5.x proxy.
@@ -238,6 +243,8 @@ class Bench:
             return ["--trace", "1"]
         if kind == "acl":
             return ["--access-key", self.a.access_key, "--secret-key", self.a.secret_key]
+        if kind == "current-thread":
+            return ["--runtime", "current-thread"]
         return []
 
     def consumer_argv(self, client, topic, group, expect, latency_skip=None):
@@ -1001,6 +1008,8 @@ def main():
     p.add_argument("--secret-key", default="")
     p.add_argument("--metrics", action="store_true", help="adds rmq-push-metrics (a metrics recorder installed)")
     p.add_argument("--trace", action="store_true", help="adds rmq-push-trace (RocketMQ message trace on)")
+    p.add_argument("--current-thread", action="store_true",
+                   help="adds rmq-push-ct, rmq-pull-ct and rmq-producer-ct (rmq on a current-thread runtime)")
     p.add_argument("--broker-addrs", default="",
                    help="comma-separated broker addresses the scale scenario spreads its queues over")
     p.add_argument("--batch-linger-ms", type=int, default=5, help="produce-batching: linger of a batch")
@@ -1031,10 +1040,14 @@ def main():
         kinds.add("tls")
     if a.access_key and a.secret_key:
         kinds.add("acl")
+    if a.current_thread:
+        kinds.add("current-thread")
     for variant, (base, kind) in VARIANTS.items():
         if kind in kinds:
             target = DRAIN_CLIENTS if base in DRAIN_CLIENTS else PRODUCER_CLIENTS
             target.append(variant)
+            if kind == "current-thread" and base in LATENCY_CLIENTS:
+                LATENCY_CLIENTS.append(variant)
     if a.producer_count is None:
         a.producer_count = a.count
     if a.grpc_count is None:

@@ -15,7 +15,10 @@
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
 //! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else
-//! 127.0.0.1:9876) and prints one `RESULT {json}` line; consumers print
+//! 127.0.0.1:9876) and `--runtime multi-thread|current-thread` (the tokio
+//! runtime the mode runs on: the default `#[tokio::main]` one, a worker per
+//! core, or one thread; `fake-drain` builds its own) and prints one
+//! `RESULT {json}` line; consumers print
 //! `READY` once started. `--endpoint HOST:PORT` (produce, drain-simple) goes
 //! through the RocketMQ 5.x proxy's gRPC port instead of the brokers. See
 //! bench/README.md.
@@ -63,7 +66,16 @@ fn main() -> std::process::ExitCode {
             // Builds its own runtimes: one for the in-process fake broker, one for the client.
             return fake_drain::fake_drain(&flags);
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+        let mut builder = match flags.get("runtime", String::from("multi-thread"))?.as_str() {
+            "multi-thread" => tokio::runtime::Builder::new_multi_thread(),
+            "current-thread" => tokio::runtime::Builder::new_current_thread(),
+            other => {
+                return Err(BenchError::Args(format!(
+                    "--runtime {other:?}: use multi-thread or current-thread"
+                )));
+            }
+        };
+        let runtime = builder
             .enable_all()
             .build()
             .map_err(|e| BenchError::Other(format!("cannot start the tokio runtime: {e}")))?;

@@ -291,28 +291,39 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
             .await?;
         }
         "async" => {
-            let permits = Arc::new(Semaphore::new(inflight));
-            for _ in 0..count {
-                let permit = permits
-                    .clone()
-                    .acquire_owned()
+            // The loop runs in a task, on the runtime's workers, as a service's handlers
+            // would send; on the thread that started the runtime (`block_on`) every answer
+            // releasing a permit would have to wake that thread from another one.
+            let (producer, topic, body) = (producer.clone(), topic.clone(), body.clone());
+            let (ok, failed) = (ok.clone(), failed.clone());
+            tokio::spawn(async move {
+                let permits = Arc::new(Semaphore::new(inflight));
+                for _ in 0..count {
+                    let permit = permits
+                        .clone()
+                        .acquire_owned()
+                        .await
+                        .map_err(|e| BenchError::Other(format!("semaphore: {e}")))?;
+                    let (ok, failed) = (ok.clone(), failed.clone());
+                    let msg = Message::new(topic.clone(), body.clone());
+                    producer.send_with_callback(msg, move |r| {
+                        match r {
+                            Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
+                            Err(_) => failed.fetch_add(1, Ordering::Relaxed),
+                        };
+                        drop(permit);
+                    });
+                }
+                // All sends have been handed over; wait for the last answers.
+                let all = u32::try_from(inflight).unwrap_or(u32::MAX);
+                let _ = permits
+                    .acquire_many(all)
                     .await
                     .map_err(|e| BenchError::Other(format!("semaphore: {e}")))?;
-                let (ok, failed) = (ok.clone(), failed.clone());
-                producer.send_with_callback(Message::new(topic.clone(), body.clone()), move |r| {
-                    match r {
-                        Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
-                        Err(_) => failed.fetch_add(1, Ordering::Relaxed),
-                    };
-                    drop(permit);
-                });
-            }
-            // All sends have been handed over; wait for the last answers.
-            let all = u32::try_from(inflight).unwrap_or(u32::MAX);
-            let _ = permits
-                .acquire_many(all)
-                .await
-                .map_err(|e| BenchError::Other(format!("semaphore: {e}")))?;
+                Ok::<(), BenchError>(())
+            })
+            .await
+            .map_err(|e| BenchError::Other(format!("async send loop: {e}")))??;
         }
         other => {
             return Err(BenchError::Args(format!(
