@@ -100,6 +100,24 @@ fn parse_java_bool(v: &str) -> bool {
     v.eq_ignore_ascii_case("true")
 }
 
+/// Whether `key` can be written into a JSON string as is (no quote,
+/// backslash or control character): every header key declared with
+/// `command_header!` is checked with it at compile time.
+#[allow(
+    dead_code,
+    reason = "called only from the anonymous consts of `command_header!`, which rustc 1.85 (the MSRV) does not count as a use"
+)]
+pub(crate) const fn plain_json_key(key: &str) -> bool {
+    let mut rest = key.as_bytes();
+    while let [b, tail @ ..] = rest {
+        if *b < 0x20 || *b == b'"' || *b == b'\\' {
+            return false;
+        }
+        rest = tail;
+    }
+    true
+}
+
 /// One value type a header field can hold, with its Java text form.
 pub(crate) trait HeaderValue: Sized {
     /// The value as Java's `toString()` writes it.
@@ -169,8 +187,9 @@ pub(crate) trait HeaderField: Sized {
     /// Writes the field under `key` (nothing for `None`).
     fn write_field(&self, fields: &mut ExtFields, key: &'static str);
     /// Appends `"key":"value"` (nothing for `None`), preceded by a comma
-    /// unless `*first`; clears `*first` when it writes.
-    fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool);
+    /// unless `*first`; clears `*first` when it writes. `member_prefix` is
+    /// `"key":`, quoted already (see [`plain_json_key`]).
+    fn write_json_member(&self, dst: &mut BytesMut, member_prefix: &'static str, first: &mut bool);
     /// Reads the field from `key`.
     fn read_field(fields: &(impl FieldSource + ?Sized), key: &'static str) -> Result<Self>;
 }
@@ -180,12 +199,11 @@ impl<T: HeaderValue> HeaderField for T {
         fields.insert(key.to_owned(), self.to_wire());
     }
 
-    fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool) {
+    fn write_json_member(&self, dst: &mut BytesMut, member_prefix: &'static str, first: &mut bool) {
         if !std::mem::take(first) {
             dst.put_u8(b',');
         }
-        put_json_str(dst, key);
-        dst.put_u8(b':');
+        dst.put_slice(member_prefix.as_bytes());
         self.write_json(dst);
     }
 
@@ -204,9 +222,9 @@ impl<T: HeaderValue> HeaderField for Option<T> {
         }
     }
 
-    fn write_json_member(&self, dst: &mut BytesMut, key: &'static str, first: &mut bool) {
+    fn write_json_member(&self, dst: &mut BytesMut, member_prefix: &'static str, first: &mut bool) {
         if let Some(v) = self {
-            v.write_json_member(dst, key, first);
+            v.write_json_member(dst, member_prefix, first);
         }
     }
 

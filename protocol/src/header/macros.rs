@@ -30,6 +30,13 @@ macro_rules! command_header {
             )*
         }
 
+        // `write_json_members` writes each key as is: none may need escaping.
+        const _: () = {
+            $(
+                assert!($crate::header::plain_json_key($wire));
+            )*
+        };
+
         impl $crate::header::CommandHeader for $name {
             fn write_to(&self, fields: &mut $crate::header::ExtFields) {
                 // One allocation for every field instead of growing (and
@@ -43,7 +50,12 @@ macro_rules! command_header {
             fn write_json_members(&self, dst: &mut ::bytes::BytesMut) -> bool {
                 let mut first = true;
                 $(
-                    $crate::header::HeaderField::write_json_member(&self.$field, dst, $wire, &mut first);
+                    $crate::header::HeaderField::write_json_member(
+                        &self.$field,
+                        dst,
+                        concat!("\"", $wire, "\":"),
+                        &mut first,
+                    );
                 )*
                 let _ = first;
                 true

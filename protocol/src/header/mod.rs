@@ -79,4 +79,4 @@ pub use send::{
 };
 
 pub use fields::{CommandHeader, EmptyHeader, ExtFields, FieldSource};
-pub(crate) use fields::{HeaderField, HeaderValue};
+pub(crate) use fields::{HeaderField, HeaderValue, plain_json_key};
