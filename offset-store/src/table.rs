@@ -13,6 +13,10 @@ struct Entry {
     frozen: bool,
 }
 
+/// The offsets by queue (a per-process seeded fast hash: looked up on every
+/// listener call).
+type Offsets = HashMap<MessageQueue, Entry, foldhash::fast::RandomState>;
+
 /// The in-memory half of an offset store: queue → next offset to consume,
 /// with the Java semantics (increase-only updates, frozen offsets), under
 /// one std mutex held only for map operations (never across an `.await`,
@@ -21,11 +25,11 @@ struct Entry {
 /// backing storage.
 #[derive(Debug, Default)]
 pub struct OffsetTable {
-    map: Mutex<HashMap<MessageQueue, Entry, foldhash::fast::RandomState>>,
+    map: Mutex<Offsets>,
 }
 
 impl OffsetTable {
-    fn lock(&self) -> MutexGuard<'_, HashMap<MessageQueue, Entry, foldhash::fast::RandomState>> {
+    fn lock(&self) -> MutexGuard<'_, Offsets> {
         // Every critical section leaves the map consistent, so a poisoned
         // lock (a panic elsewhere while holding it) is safe to reuse.
         self.map.lock().unwrap_or_else(PoisonError::into_inner)

@@ -19,6 +19,10 @@ use crate::error::{CloseReason, Error, Result};
 /// connection's task.
 pub(crate) type Waiter = oneshot::Sender<Result<RawCommand>>;
 
+/// The waiters by opaque (a per-process seeded fast hash: looked up twice
+/// per request).
+type Pending = HashMap<i32, Waiter, foldhash::fast::RandomState>;
+
 /// One command in a connection's write queue.
 pub(crate) struct Outbound {
     pub(crate) cmd: RemotingCommand,
@@ -43,7 +47,7 @@ pub(crate) struct ConnShared {
     addr: String,
     /// opaque → waiter of every request sent (or about to be) and not yet
     /// answered. Locked briefly, never across an await.
-    pending: Mutex<HashMap<i32, Waiter, foldhash::fast::RandomState>>,
+    pending: Mutex<Pending>,
     /// Cancelled when the connection is closed, for any reason. A child of
     /// the client's token.
     token: CancellationToken,
@@ -76,7 +80,7 @@ impl ConnShared {
         &self.token
     }
 
-    fn pending(&self) -> MutexGuard<'_, HashMap<i32, Waiter, foldhash::fast::RandomState>> {
+    fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
