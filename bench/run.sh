@@ -20,8 +20,10 @@
 #                         not in the default), produce-batching (rmq's async producer without and with
 #                         auto-batching, Java's without and with autoBatch), scale (push-consumer drains of 8, 64,
 #                         512 queues over two brokers and of 100 topics, and rmq's memory per idle queue), ceiling
-#                         (rmq's push and pull consumers draining the in-process fake broker, no real broker)
-#                         (default: the first three; the last three are never in the default)
+#                         (rmq's push and pull consumers draining the in-process fake broker, no real broker),
+#                         floor (rmq-bench rtt-floor: what one request/response round trip costs a tokio client
+#                         here, with no RocketMQ, in the latency scenario's and the sync producer's shape; no broker)
+#                         (default: the first three; the last four are never in the default)
 #   --latency-rate R      fixed producer rate of the latency runs, msg/s (default 5000)
 #   --latency-duration S  measured seconds of each latency run (default 30; plus --latency-warmup 2)
 #   --producer-count N    messages per producer run (default: --count)
@@ -40,9 +42,10 @@
 #   --scale-count N       scale: messages preloaded and drained per case (default: --count)
 #   --idle-s S            scale: seconds an idle consumer holds its queues before its memory is read (default 5)
 #   --ceiling-count N     ceiling: messages the fake broker holds, drained by each client (default 1000000)
+#   --floor-seconds S     floor: seconds of each round-trip floor run (default 10)
 #   --quick               small and fast (<= 3 minutes once built; results in bench/results/quick/): 20000 messages, 1 repetition,
 #                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run;
-#                         scale: 20000 messages per case, idle 3 s; ceiling: 200000 messages
+#                         scale: 20000 messages per case, idle 3 s; ceiling: 200000 messages; floor: 2 s per run
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
 #   --dev-build           rmq-bench from cargo's dev profile (target/debug), not release: for checking that the
 #                         harness runs (CI's quick run reuses the test build's dependencies this way); its figures
@@ -70,7 +73,8 @@
 # else 5.5.0), BENCH_JAVA_OPTS (extra JVM flags for the Java clients), RMQ_PROXY_ENDPOINT (the grpc scenario:
 # gRPC address of the 5.x proxy; required with NAMESRV_ADDR, else the local broker is started with its proxy),
 # RMQ_BROKER_B_ADDR (the scale scenario: the second broker; unset with NAMESRV_ADDR given, scale runs on one
-# broker; without NAMESRV_ADDR the local script starts broker-b too). The ceiling scenario alone starts no broker.
+# broker; without NAMESRV_ADDR the local script starts broker-b too). The ceiling and floor scenarios alone start no
+# broker.
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -106,6 +110,7 @@ scale_topic_queues=4
 scale_count=""
 idle_s=5
 ceiling_count=1000000
+floor_seconds=10
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { printf 'bench/run.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -135,9 +140,10 @@ while [[ $# -gt 0 ]]; do
     --scale-count) scale_count="$2"; shift 2 ;;
     --idle-s) idle_s="$2"; shift 2 ;;
     --ceiling-count) ceiling_count="$2"; shift 2 ;;
+    --floor-seconds) floor_seconds="$2"; shift 2 ;;
     --quick)
       count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
-      producer_count=20000; grpc_count=5000; idle_s=3; ceiling_count=200000; mode_name=quick; shift ;;
+      producer_count=20000; grpc_count=5000; idle_s=3; ceiling_count=200000; floor_seconds=2; mode_name=quick; shift ;;
     --no-build) build=0; shift ;;
     --dev-build) rmq_profile=dev; shift ;;
     --tls) tls=1; shift ;;
@@ -151,7 +157,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 # The gRPC scenario (grpc = grpc-produce + grpc-drain) needs the 5.x proxy; scale a second broker; ceiling
-# alone no broker at all (the fake runs inside rmq-bench).
+# and floor alone no broker at all (they run inside rmq-bench).
 grpc=0
 scale=0
 broker_needed=0
@@ -159,7 +165,7 @@ IFS=, read -ra _scenarios <<<"$scenarios"
 for s in "${_scenarios[@]}"; do
   case "$s" in grpc|grpc-produce|grpc-drain) grpc=1 ;; esac
   [[ "$s" == scale ]] && scale=1
-  [[ "$s" != ceiling ]] && broker_needed=1
+  [[ "$s" != ceiling && "$s" != floor ]] && broker_needed=1
 done
 [[ $grpc == 1 && $tls == 1 ]] && die "--tls and the grpc scenario need different brokers: run them separately"
 
@@ -199,7 +205,7 @@ if [[ $tls == 1 && -z "${NAMESRV_ADDR:-}" ]]; then
   unset RMQ_AUTH RMQ_TLS_CLIENT_AUTH
 fi
 if [[ $broker_needed == 0 ]]; then
-  log "the ceiling scenario alone: no broker (rmq-bench fake-drain runs the fake broker in process)"
+  log "the ceiling and floor scenarios alone: no broker (rmq-bench runs the fake broker or the floor's server in process)"
   NAMESRV_ADDR="${NAMESRV_ADDR:-}"
 elif [[ -z "${NAMESRV_ADDR:-}" ]]; then
   # A broker whose store disk is 75 % full starts deleting and at 85 % refuses or stalls writes:
@@ -368,7 +374,7 @@ args=(
   --rocketmq-version "$rmq_version" --mode-name "$mode_name"
   --batch-linger-ms "$batch_linger_ms" --batch-messages "$batch_messages" --batch-bytes "$batch_bytes"
   --scale-queues "$scale_queues" --scale-topics "$scale_topics" --scale-topic-queues "$scale_topic_queues"
-  --idle-s "$idle_s" --ceiling-count "$ceiling_count"
+  --idle-s "$idle_s" --ceiling-count "$ceiling_count" --floor-seconds "$floor_seconds"
   --broker-addrs "${RMQ_BROKER_ADDR:-}${RMQ_BROKER_B_ADDR:+,${RMQ_BROKER_B_ADDR}}"
 )
 # Quick runs (CI's, a smoke check) go to bench/results/quick/ (git-ignored); full runs beside it.

@@ -67,13 +67,19 @@ BATCHING_CLIENTS = ["rmq-producer", "rmq-producer-batching", "java-producer", "j
 SCALE_CLIENTS = ["rmq-push", "java-push"]
 # --scenarios ceiling: rmq's consumers draining the in-process fake broker (rmq-bench fake-drain).
 CEILING_CLIENTS = ["rmq-push-fake", "rmq-pull-fake"]
+# --scenarios floor: what one request/response round trip costs a tokio client on this machine, with no
+# RocketMQ in it (rmq-bench rtt-floor against a loopback server on plain threads): one task doing the reads
+# and writes, and the task layout of a multiplexing client (reader, a task per queue, writer, consumer),
+# each on the multi-thread and the current-thread (-ct) runtime; in the shape of the latency scenario and
+# of the sync producer (its rate, its senders).
+FLOOR_CLIENTS = ["floor-single", "floor-tasks", "floor-single-ct", "floor-tasks-ct"]
 # Clients that exist only in their scenario.
 SCENARIO_CLIENTS = {"produce-batching": ["rmq-producer-batching", "java-producer-batching"],
-                    "ceiling": CEILING_CLIENTS}
-EXTRA_SCENARIOS = ("produce-batching", "scale", "ceiling")
+                    "ceiling": CEILING_CLIENTS, "floor": FLOOR_CLIENTS}
+EXTRA_SCENARIOS = ("produce-batching", "scale", "ceiling", "floor")
 ALIASES = {
     "rmq": ["rmq-push", "rmq-pull", "raw-pull", "rmq-producer", "rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push",
-            "rmq-producer-batching", "rmq-push-fake", "rmq-pull-fake"],
+            "rmq-producer-batching", "rmq-push-fake", "rmq-pull-fake", *FLOOR_CLIENTS],
     "java": ["java-push", "java-producer", "java-grpc", "java-grpc-simple", "java-grpc-push", "java-producer-batching"],
     "pop": ["rmq-push", "rmq-pop-push", "rmq-simple", "java-push", "java-pop-push"],
     "go": ["go-push"],
@@ -83,7 +89,7 @@ ALIASES = {
     "rmq-grpc": ["rmq-grpc", "rmq-grpc-simple", "rmq-grpc-push"],
     "java-grpc": ["java-grpc", "java-grpc-simple", "java-grpc-push"],
     "all": DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS + ["rmq-producer-batching", "java-producer-batching"]
-    + CEILING_CLIENTS,
+    + CEILING_CLIENTS + FLOOR_CLIENTS,
 }
 ALL_CLIENTS = list(dict.fromkeys(ALIASES["all"]))
 
@@ -227,6 +233,7 @@ class Bench:
         self.scale_assigned = {}  # (client, scale scenario) -> queues the consumer held at the end
         self.scale_layout = {}  # scale scenario -> {"topics", "queues", "brokers"}
         self.ceiling_util = {}  # client -> [(client busy share, fake busy share)]
+        self.floor_shapes = {}  # floor scenario -> its rate, outstanding requests, frame sizes
 
     # ---- programs -------------------------------------------------------------------------
     def rmq(self, *args):
@@ -696,12 +703,44 @@ class Bench:
                     f"({res.get('client_util', 0):.0%} busy), fake cpu {res['fake_cpu_s']:.2f} s "
                     f"({res.get('fake_util', 0):.0%} busy); preload {res.get('preload_s', 0):.1f} s")
 
+    def floor(self):
+        """floor: rmq-bench rtt-floor in the latency scenario's shape (its rate, one request outstanding
+        per queue, a message-sized answer) and the sync producer's (rmq-producer's sync rate of this run,
+        else 30 000/s; one request outstanding per sender, a message-sized request)."""
+        clients = self.clients_for(FLOOR_CLIENTS)
+        if not clients:
+            return
+        sync = self.values.get(("rmq-producer", "produce-sync", "msgs_per_s"))
+        sync_rate = round(statistics.median(sync)) if sync else 30_000
+        shapes = [("floor-latency", self.a.latency_rate, self.a.queues, 300, self.a.size + 400),
+                  ("floor-produce-sync", sync_rate, self.a.producer_threads, self.a.size + 300, 300)]
+        self.floor_shapes = {s: {"rate": r, "outstanding": q, "request_bytes": req, "response_bytes": resp}
+                             for s, r, q, req, resp in shapes}
+        for rep in range(self.a.reps):
+            for scenario, rate, outstanding, req, resp in shapes:
+                n = max(1, round(rate * self.a.floor_seconds))
+                for client in self.rotated(clients, rep):
+                    kind = "tasks" if client.startswith("floor-tasks") else "single"
+                    runtime = "current-thread" if client.endswith("-ct") else "multi-thread"
+                    argv = [self.a.rmq_bench, "rtt-floor", "--client", kind, "--runtime", runtime,
+                            "--rate", str(rate), "--queues", str(outstanding), "--count", str(n),
+                            "--request-bytes", str(req), "--response-bytes", str(resp)]
+                    r = self.run(f"{scenario} {client} #{rep + 1}", argv, self.a.client_timeout)
+                    if not r.ok():
+                        continue
+                    res = r.result
+                    self.add(client, scenario, "msgs_per_s", res.get("msgs_per_s"))
+                    self.add(client, scenario, "cpu_s_per_msg", res["client_cpu_s"] / n)
+                    log(f"  {client} {scenario}: {res.get('msgs_per_s', 0):,.0f} msg/s, "
+                        f"{res['cpu_us_per_msg']:.2f} µs CPU/msg")
+
     # ---- output ---------------------------------------------------------------------------
     def rows(self):
         order = {c: i for i, c in enumerate(dict.fromkeys(DRAIN_CLIENTS + PRODUCER_CLIENTS + GRPC_CLIENTS
-                                                          + BATCHING_CLIENTS + CEILING_CLIENTS))}
+                                                          + BATCHING_CLIENTS + CEILING_CLIENTS + FLOOR_CLIENTS))}
         names = ["drain", "latency", "produce-sync", "produce-async", "produce-tx", "produce-batching",
-                 "grpc-produce-sync", "grpc-produce-async", "grpc-drain", "ceiling", "scale-base"]
+                 "grpc-produce-sync", "grpc-produce-async", "grpc-drain", "ceiling", "floor-latency",
+                 "floor-produce-sync", "scale-base"]
         sorder = {s: i for i, s in enumerate(names)}
 
         def skey(s):
@@ -950,6 +989,25 @@ def targets(rows, scenarios=("drain", "latency", "produce")):
             if real_cpu:
                 line += f"; {real} on the broker: {real_cpu * 1e6:.2f} µs/msg (whole process, start-up included)"
             out.append(line)
+    if "floor" in scenarios:
+        # The round-trip floor beside rmq's figure of the same shape, and the CPU target it bounds.
+        for floor_s, real_s, real, limit in (("floor-latency", "latency", "rmq-push", 10e-6),
+                                             ("floor-produce-sync", "produce-sync", "rmq-producer", 5e-6)):
+            figs = {c: g(c, floor_s, "cpu_s_per_msg") for c in FLOOR_CLIENTS}
+            if all(v is None for v in figs.values()):
+                continue
+            parts = ", ".join(f"{c} {v * 1e6:.1f}" for c, v in figs.items() if v is not None)
+            line = f"- {floor_s} µs CPU/msg: {parts}"
+            for c in (real, real + "-ct"):
+                v = g(c, real_s, "cpu_s_per_msg")
+                if v is not None:
+                    line += f"; {c} {real_s} {v * 1e6:.1f}"
+            single = figs.get("floor-single")
+            if single is not None:
+                verdict = "below" if limit < single else "above"
+                line += (f"; the {limit * 1e6:g} µs target is {verdict} the one-task floor "
+                         f"({single * 1e6:.1f}) (informative)")
+            out.append(line)
     if grpc:
         # Through the 5.x proxy: rmq against the official Java gRPC client, per scenario.
         for ours, theirs, s in GRPC_PAIRS:
@@ -1023,6 +1081,8 @@ def main():
     p.add_argument("--scale-count", type=int, default=None, help="scale: messages per drain (default --count)")
     p.add_argument("--idle-s", type=float, default=5.0,
                    help="scale: seconds an idle consumer holds its queues before its memory is read")
+    p.add_argument("--floor-seconds", type=float, default=10.0,
+                   help="floor: seconds of each round-trip floor run at its rate")
     p.add_argument("--ceiling-count", type=int, default=None,
                    help="ceiling: messages the fake broker holds and each client drains (default --count)")
     a = p.parse_args()
@@ -1071,7 +1131,7 @@ def main():
     for s in (s.strip() for s in a.scenarios.split(",") if s.strip()):
         if s not in ("drain", "latency", "produce", "produce-tx", *GRPC_SCENARIOS, *EXTRA_SCENARIOS):
             raise SystemExit(f"unknown scenario {s!r}: use drain, latency, produce, produce-tx, grpc "
-                             "(or grpc-produce, grpc-drain), produce-batching, scale, ceiling")
+                             "(or grpc-produce, grpc-drain), produce-batching, scale, ceiling, floor")
         scenarios.extend(GRPC_SCENARIOS.get(s, [s]))
     scenarios = list(dict.fromkeys(scenarios))
     grpc = "grpc-produce" in scenarios or "grpc-drain" in scenarios
@@ -1117,6 +1177,8 @@ def main():
         b.scale()
     if "ceiling" in scenarios:
         b.ceiling()
+    if "floor" in scenarios:
+        b.floor()
     took = time.monotonic() - started
 
     cfg = {
@@ -1158,6 +1220,8 @@ def main():
     if "ceiling" in scenarios:
         cfg["ceiling"] = {"count": a.ceiling_count, "queues": a.queues, "client_workers": 1, "fake_workers": 1,
                           "busy_share": {c: [{"client": u, "fake": f} for u, f in v] for c, v in b.ceiling_util.items()}}
+    if "floor" in scenarios:
+        cfg["floor"] = {"seconds": a.floor_seconds, "shapes": b.floor_shapes}
     if grpc:
         cfg["proxy_endpoint"] = a.proxy_endpoint
         cfg["grpc_count"] = a.grpc_count

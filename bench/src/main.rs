@@ -12,6 +12,7 @@
 //! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32] [--endpoint E]
 //! rmq-bench set-pop-mode    --topic T --group G
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
+//! rmq-bench rtt-floor       --client single|tasks --count N [--rate 5000] [--queues 8] [--workers W]
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
 //! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else
@@ -30,13 +31,14 @@ mod error;
 mod fake_drain;
 mod procfs;
 mod produce;
+mod rtt_floor;
 mod stats;
 mod topic;
 
 use args::Flags;
 use error::{BenchError, Result};
 
-const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|idle-push|drain-pull|drain-simple|fake-drain|set-pop-mode|raw-pull|chart> --flag value ... (see bench/README.md)";
+const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|idle-push|drain-pull|drain-simple|fake-drain|set-pop-mode|raw-pull|rtt-floor|chart> --flag value ... (see bench/README.md)";
 
 async fn run(mode: &str, flags: &Flags) -> Result<()> {
     match mode {
@@ -65,6 +67,10 @@ fn main() -> std::process::ExitCode {
         if mode == "fake-drain" {
             // Builds its own runtimes: one for the in-process fake broker, one for the client.
             return fake_drain::fake_drain(&flags);
+        }
+        if mode == "rtt-floor" {
+            // Builds its own client runtime; its server runs on plain threads.
+            return rtt_floor::rtt_floor(&flags);
         }
         let mut builder = match flags.get("runtime", String::from("multi-thread"))?.as_str() {
             "multi-thread" => tokio::runtime::Builder::new_multi_thread(),
