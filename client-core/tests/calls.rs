@@ -93,7 +93,7 @@ async fn send_then_pull_and_queue_offsets() {
 
         let mq = MessageQueue::new(&topic, &broker.broker_name, 0);
         let found = i
-            .pull_message(addr, pull_header(&group, &topic, 0, 0), None)
+            .pull_message(addr, &pull_header(&group, &topic, 0, 0), None)
             .await
             .unwrap();
         assert_eq!(found.status, PullStatus::Found);
@@ -110,13 +110,13 @@ async fn send_then_pull_and_queue_offsets() {
         }
 
         let none = i
-            .pull_message(addr, pull_header(&group, &topic, 0, 3), None)
+            .pull_message(addr, &pull_header(&group, &topic, 0, 3), None)
             .await
             .unwrap();
         assert_eq!(none.status, PullStatus::NoNewMsg);
         assert!(none.decode_messages(&mq).unwrap().is_empty());
         let moved = i
-            .pull_message(addr, pull_header(&group, &topic, 0, 100), None)
+            .pull_message(addr, &pull_header(&group, &topic, 0, 100), None)
             .await
             .unwrap();
         assert_eq!(moved.status, PullStatus::OffsetIllegal);

@@ -14,7 +14,7 @@
 //!   broker addresses;
 //! * [`filter_pulled`]: the client-side tag re-check and retry-topic
 //!   restoration of a pulled batch;
-//! * [`pull_header`]: the PULL_MESSAGE request;
+//! * [`pull_header`] (and [`fill_pull_header`]): the PULL_MESSAGE request;
 //! * [`HeartbeatGate`]: a heartbeat before the first call to a broker;
 //! * [`Registration`]: the consumer as its client instance sees it, held
 //!   weakly;
@@ -53,7 +53,7 @@ pub use grpc::grpc_config;
 pub use health::{ConsumerEvent, ConsumerState, Health, RebalanceListener};
 pub use heartbeat::HeartbeatGate;
 pub use options::GroupOptions;
-pub use pull_request::{PullSpec, SubscriptionSource, pull_header};
+pub use pull_request::{PullSpec, SubscriptionSource, fill_pull_header, pull_header};
 pub use pulled::{filter_pulled, mark_consume_start, restore_retry_topic};
 pub use registration::{Registered, Registration};
 pub use retry::{MaxReconsume, Retry};

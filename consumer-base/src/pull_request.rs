@@ -50,8 +50,23 @@ pub fn pull_header(
     sub: &SubscriptionData,
     spec: PullSpec,
 ) -> PullMessageRequestHeader {
+    let mut header = PullMessageRequestHeader::default();
+    fill_pull_header(&mut header, group, mq, sub, spec);
+    header
+}
+
+/// [`pull_header`] into a header kept from an earlier pull: its strings'
+/// buffers are reused, so a loop pulling one queue allocates nothing per
+/// request once they have grown to fit.
+pub fn fill_pull_header(
+    header: &mut PullMessageRequestHeader,
+    group: &str,
+    mq: &MessageQueue,
+    sub: &SubscriptionData,
+    spec: PullSpec,
+) {
     let in_request = spec.subscription == SubscriptionSource::InRequest;
-    let sys_flag = pull_sys_flag::build(
+    header.sys_flag = pull_sys_flag::build(
         spec.commit,
         spec.hold.is_some(),
         in_request,
@@ -60,27 +75,43 @@ pub fn pull_header(
     );
     let (subscription, sub_version) = match spec.subscription {
         SubscriptionSource::InRequest if sub.expression_type == ExpressionType::Tag => {
-            (Some(sub.sub_string.clone()), 0)
+            (Some(sub.sub_string.as_str()), 0)
         }
-        SubscriptionSource::InRequest => (Some(sub.sub_string.clone()), sub.sub_version),
+        SubscriptionSource::InRequest => (Some(sub.sub_string.as_str()), sub.sub_version),
         SubscriptionSource::Heartbeat { sub_version } => (None, sub_version),
     };
-    PullMessageRequestHeader {
-        consumer_group: group.to_owned(),
-        topic: mq.topic.clone(),
-        queue_id: mq.queue_id,
-        queue_offset: spec.offset,
-        max_msg_nums: spec.max,
-        sys_flag,
-        commit_offset: spec.commit_offset,
-        suspend_timeout_millis: spec
-            .hold
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-        subscription,
-        sub_version,
-        expression_type: Some(sub.expression_type.as_str().to_owned()),
-        max_msg_bytes: None,
-        broker_name: Some(mq.broker_name.clone()),
+    set(&mut header.consumer_group, group);
+    set(&mut header.topic, &mq.topic);
+    header.queue_id = mq.queue_id;
+    header.queue_offset = spec.offset;
+    header.max_msg_nums = spec.max;
+    header.commit_offset = spec.commit_offset;
+    header.suspend_timeout_millis = spec
+        .hold
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    set_option(&mut header.subscription, subscription);
+    header.sub_version = sub_version;
+    set_option(
+        &mut header.expression_type,
+        Some(sub.expression_type.as_str()),
+    );
+    header.max_msg_bytes = None;
+    set_option(&mut header.broker_name, Some(&mq.broker_name));
+}
+
+/// `*field = value`, in the field's own buffer.
+fn set(field: &mut String, value: &str) {
+    if field != value {
+        field.clear();
+        field.push_str(value);
+    }
+}
+
+/// `*field = value.map(str::to_owned)`, in the field's own buffer.
+fn set_option(field: &mut Option<String>, value: Option<&str>) {
+    match (field.as_mut(), value) {
+        (Some(f), Some(v)) => set(f, v),
+        (_, v) => *field = v.map(str::to_owned),
     }
 }
 
@@ -132,6 +163,28 @@ mod tests {
         assert_eq!(h.suspend_timeout_millis, 0);
         assert_eq!(h.sub_version, 77);
         assert_eq!(h.expression_type.as_deref(), Some("SQL92"));
+    }
+
+    #[test]
+    fn a_refilled_header_is_the_fresh_one() {
+        let mq = MessageQueue::new("T", "broker-a", 3);
+        let other = MessageQueue::new("Topic-2", "b", 1);
+        let tag = Expression::tag("a").to_subscription("T", 5);
+        let sql = Expression::sql("a > 1").to_subscription("Topic-2", 6);
+        let heartbeat = PullSpec {
+            subscription: SubscriptionSource::Heartbeat { sub_version: 4 },
+            ..spec()
+        };
+        let mut h = pull_header("G", &mq, &tag, spec());
+        for (group, mq, sub, spec) in [
+            ("G", &mq, &tag, heartbeat),
+            ("Group-2", &other, &sql, spec()),
+            ("G", &mq, &tag, spec()),
+            ("G", &mq, &tag, heartbeat),
+        ] {
+            fill_pull_header(&mut h, group, mq, sub, spec);
+            assert_eq!(h, pull_header(group, mq, sub, spec));
+        }
     }
 
     #[test]

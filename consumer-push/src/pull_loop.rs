@@ -11,9 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmq_client_core::{PullResult, PullStatus};
-use rmq_consumer_base::{PullSpec, SubscriptionSource, filter_pulled, pull_header, queue_span};
+use rmq_consumer_base::{
+    PullSpec, SubscriptionSource, fill_pull_header, filter_pulled, queue_span,
+};
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::MessageModel;
+use rmq_protocol::header::PullMessageRequestHeader;
 use rmq_protocol::{MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, trace, warn};
@@ -37,25 +40,30 @@ pub(crate) fn spawn(
     let span = queue_span(&mq);
     let loop_ = PullLoop {
         inner: inner.clone(),
-        mq,
+        mq: Arc::new(mq),
         pq,
         next_offset,
         cancel,
         broker_id: 0,
         flow_controlled: 0,
+        header: PullMessageRequestHeader::default(),
     };
     inner.core.tasks().spawn(loop_.run().instrument(span));
 }
 
 struct PullLoop {
     inner: Arc<Inner>,
-    mq: MessageQueue,
+    /// Shared with the consume tasks of its batches.
+    mq: Arc<MessageQueue>,
     pq: Arc<ProcessQueue>,
     next_offset: i64,
     cancel: CancellationToken,
     /// The broker id the last answer suggested (Java `pullFromWhichNodeTable`).
     broker_id: i64,
     flow_controlled: u64,
+    /// The last request's header, refilled for the next (no allocation per
+    /// pull).
+    header: PullMessageRequestHeader,
 }
 
 /// What to do after one iteration.
@@ -137,12 +145,18 @@ impl PullLoop {
             subscription: SubscriptionSource::Heartbeat { sub_version },
             lite: false,
         };
-        let header = pull_header(self.inner.core.group(), &self.mq, &sub, spec);
+        fill_pull_header(
+            &mut self.header,
+            self.inner.core.group(),
+            &self.mq,
+            &sub,
+            spec,
+        );
         trace!(offset = self.next_offset, addr, "pull");
         let span = telemetry::pull_span(self.inner.core.group(), &self.mq, self.next_offset);
         let started = Instant::now();
         let pulled = tokio::select! {
-            r = self.inner.core.instance().pull_message(&addr, header, None).instrument(span.clone()) => r,
+            r = self.inner.core.instance().pull_message(&addr, &self.header, None).instrument(span.clone()) => r,
             () = self.cancel.cancelled() => return Next::Stop,
         };
         let took = started.elapsed();
@@ -266,7 +280,9 @@ impl PullLoop {
             warn!(error = %rmq_protocol::ErrorChain(&e), "cannot persist the moved offset");
         }
         store.remove_offset(&self.mq);
-        self.inner.queues.set_pending_offset(self.mq.clone(), nbo);
+        self.inner
+            .queues
+            .set_pending_offset(MessageQueue::clone(&self.mq), nbo);
         self.inner.trigger.notify();
     }
 

@@ -74,6 +74,10 @@ impl ClientShared {
         if self.is_shutdown() {
             return Err(Error::Shutdown);
         }
+        // Looked up first: the entry API would copy the address on every call.
+        if let Some(slot) = table.slots.get(addr) {
+            return Ok(slot.clone());
+        }
         Ok(table.slots.entry(addr.to_owned()).or_default().clone())
     }
 

@@ -457,7 +457,7 @@ impl Env {
                 };
                 let r = self
                     .admin
-                    .pull_message(addr, header, Some(CALL))
+                    .pull_message(addr, &header, Some(CALL))
                     .await
                     .unwrap_or_else(|e| panic!("raw pull of {mq} at {offset}: {e}"));
                 match r.status {

@@ -115,7 +115,7 @@ async fn wait_slave_serves(env: &Env, slave: &str, topic: &str) {
             };
             match env
                 .admin
-                .pull_message(slave, header, Some(Duration::from_secs(5)))
+                .pull_message(slave, &header, Some(Duration::from_secs(5)))
                 .await
             {
                 Ok(r) if r.status == PullStatus::Found => Ok(()),

@@ -118,9 +118,10 @@ impl PullResult {
             return Ok(Vec::new());
         }
         let mut msgs = decode_messages(&self.body)?;
-        // One value per batch, shared by its messages.
-        let min = SharedValue::from(self.min_offset.to_string());
-        let max = SharedValue::from(self.max_offset.to_string());
+        // One value per batch, shared by its messages (formatted on the
+        // stack: one allocation each).
+        let min = SharedValue::from(itoa::Buffer::new().format(self.min_offset));
+        let max = SharedValue::from(itoa::Buffer::new().format(self.max_offset));
         for msg in &mut msgs {
             msg.broker_name.clone_from(&mq.broker_name);
             msg.queue_id = mq.queue_id;
@@ -171,7 +172,7 @@ impl ClientInstance {
     pub async fn pull_message(
         &self,
         addr: &str,
-        header: PullMessageRequestHeader,
+        header: &PullMessageRequestHeader,
         timeout: Option<Duration>,
     ) -> Result<PullResult> {
         let code = if header.sys_flag & pull_sys_flag::LITE_PULL != 0 {
@@ -179,14 +180,14 @@ impl ClientInstance {
         } else {
             RequestCode::PULL_MESSAGE
         };
-        let timeout = timeout.unwrap_or_else(|| pull_timeout(&header));
+        let timeout = timeout.unwrap_or_else(|| pull_timeout(header));
         let slave = self.inner.routes.load().is_slave_addr(addr);
         if let Some(count) = self.inner.pulls.get(usize::from(slave)) {
             count.fetch_add(1, Ordering::Relaxed);
         }
         let response = self
             .inner
-            .invoke_header_raw(addr, code, &header, bytes::Bytes::new(), timeout)
+            .invoke_header_raw(addr, code, header, bytes::Bytes::new(), timeout)
             .await?;
         PullResult::from_raw(addr, code, response).map_err(|e| {
             self.inner

@@ -252,7 +252,7 @@ impl PullTask {
         trace!(offset, max = slots, addr, "pull");
         let started = Instant::now();
         let pulled = tokio::select! {
-            r = instance.pull_message(&addr, header, None) => r,
+            r = instance.pull_message(&addr, &header, None) => r,
             () = self.cancel.cancelled() => return (Step::Stop, None),
         };
         let result = match pulled {

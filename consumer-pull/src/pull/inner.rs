@@ -140,7 +140,7 @@ impl Inner {
         let header = pull_header(self.core.group(), queue, &sub, spec);
         trace!(%queue, offset = pull.offset, addr, "pull");
         let result = instance
-            .pull_message(&addr, header, Some(pull.call_timeout))
+            .pull_message(&addr, &header, Some(pull.call_timeout))
             .await?;
         self.suggested()
             .insert(queue.clone(), result.suggest_which_broker_id);

@@ -27,7 +27,7 @@ use crate::telemetry;
 pub(crate) fn submit(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
-    mq: &MessageQueue,
+    mq: &Arc<MessageQueue>,
     msgs: Vec<MessageExt>,
 ) {
     if msgs.is_empty() {
@@ -35,8 +35,8 @@ pub(crate) fn submit(
     }
     let task_inner = inner.clone();
     let pq = pq.clone();
-    // One copy of the queue for the batch's calls and their contexts.
-    let mq = Arc::new(mq.clone());
+    // The pull loop's copy of the queue, shared by the batch's calls and their contexts.
+    let mq = mq.clone();
     inner.core.tasks().spawn(async move {
         let inner = task_inner;
         let abort = inner.core.cancel().clone();
@@ -73,7 +73,12 @@ async fn consume_all(
 
 /// Consumes `msgs` again after the local re-consume delay (their
 /// send-back failed). Ends early on shutdown or when the queue is dropped.
-fn spawn_later(inner: &Arc<Inner>, pq: Arc<ProcessQueue>, mq: MessageQueue, msgs: Vec<MessageExt>) {
+fn spawn_later(
+    inner: &Arc<Inner>,
+    pq: Arc<ProcessQueue>,
+    mq: Arc<MessageQueue>,
+    msgs: Vec<MessageExt>,
+) {
     let task_inner = inner.clone();
     inner.core.tasks().spawn(async move {
         let inner = task_inner;
@@ -171,7 +176,12 @@ async fn consume_batch(
     let settlement = settle::settle(msgs, first_failed, &sent_back);
     pq.remove_and_commit(settlement.remove.iter().copied(), commit);
     if !settlement.retry_locally.is_empty() {
-        spawn_later(inner, pq.clone(), mq.clone(), settlement.retry_locally);
+        spawn_later(
+            inner,
+            pq.clone(),
+            shared_mq.clone(),
+            settlement.retry_locally,
+        );
     }
 }
 

@@ -206,7 +206,7 @@ impl Target {
             let header = raw_pull_header(topic, queue_id, offset);
             let r = self
                 .admin
-                .pull_message(&self.broker, header, Some(CALL))
+                .pull_message(&self.broker, &header, Some(CALL))
                 .await
                 .unwrap_or_else(|e| panic!("{:?}: pull {mq} at {offset}: {e}", self.side));
             match r.status {
