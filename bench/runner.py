@@ -69,10 +69,11 @@ SCALE_CLIENTS = ["rmq-push", "java-push"]
 CEILING_CLIENTS = ["rmq-push-fake", "rmq-pull-fake"]
 # --scenarios floor: what one request/response round trip costs a tokio client on this machine, with no
 # RocketMQ in it (rmq-bench rtt-floor against a loopback server on plain threads): one task doing the reads
-# and writes, and the task layout of a multiplexing client (reader, a task per queue, writer, consumer),
-# each on the multi-thread and the current-thread (-ct) runtime; in the shape of the latency scenario and
-# of the sync producer (its rate, its senders).
-FLOOR_CLIENTS = ["floor-single", "floor-tasks", "floor-single-ct", "floor-tasks-ct"]
+# and writes (single), the task layout of a multiplexing client (tasks: reader, a task per queue, writer,
+# consumer), the same with each queue task writing its own requests (direct); single and tasks also on the
+# current-thread runtime (-ct); in the shape of the latency scenario and of the sync producer (its rate, its
+# senders).
+FLOOR_CLIENTS = ["floor-single", "floor-tasks", "floor-direct", "floor-single-ct", "floor-tasks-ct"]
 # Clients that exist only in their scenario.
 SCENARIO_CLIENTS = {"produce-batching": ["rmq-producer-batching", "java-producer-batching"],
                     "ceiling": CEILING_CLIENTS, "floor": FLOOR_CLIENTS}
@@ -720,7 +721,7 @@ class Bench:
             for scenario, rate, outstanding, req, resp in shapes:
                 n = max(1, round(rate * self.a.floor_seconds))
                 for client in self.rotated(clients, rep):
-                    kind = "tasks" if client.startswith("floor-tasks") else "single"
+                    kind = client[len("floor-"):].removesuffix("-ct")
                     runtime = "current-thread" if client.endswith("-ct") else "multi-thread"
                     argv = [self.a.rmq_bench, "rtt-floor", "--client", kind, "--runtime", runtime,
                             "--rate", str(rate), "--queues", str(outstanding), "--count", str(n),

@@ -12,7 +12,7 @@
 //! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32] [--endpoint E]
 //! rmq-bench set-pop-mode    --topic T --group G
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
-//! rmq-bench rtt-floor       --client single|tasks --count N [--rate 5000] [--queues 8] [--workers W]
+//! rmq-bench rtt-floor       --client single|tasks|direct --count N [--rate 5000] [--queues 8] [--workers W]
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
 //! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else

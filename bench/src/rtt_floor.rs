@@ -15,7 +15,9 @@
 //! - `tasks`: the shape of a multiplexing client such as rmq's remoting layer and push consumer:
 //!   a reader task completes a `oneshot` per request found by its id in a map, one task per
 //!   queue awaits it (under a timeout), hands the body to a consumer task over a channel and
-//!   sends the next request to a writer task over another.
+//!   sends the next request to a writer task over another;
+//! - `direct`: `tasks` with each queue task writing its own requests (under an async lock on
+//!   the socket's write half) instead of handing them to the writer task.
 //!
 //! The result line gives the client's CPU per answer (`cpu_us_per_msg`, the client threads'
 //! schedstat time over the run) beside the server's.
@@ -47,10 +49,21 @@ const FRAME_HEAD: usize = 12;
 /// How long a request may wait for its answer in the `tasks` client.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The client's task layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    /// One task reads and writes.
+    Single,
+    /// Reader, a task per queue, writer, consumer.
+    Tasks,
+    /// Reader, a task per queue writing its own requests under a lock, consumer.
+    Direct,
+}
+
 /// The run's settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
-    tasks: bool,
+    client: Client,
     rate: u64,
     queues: u32,
     count: u64,
@@ -86,22 +99,23 @@ fn next_frame(buf: &mut BytesMut) -> Option<(u32, u32, Bytes)> {
     Some((id, queue, body))
 }
 
-/// `rtt-floor --client single|tasks --count N [--rate 5000] [--queues 8] [--request-bytes 300]
+/// `rtt-floor --client single|tasks|direct --count N [--rate 5000] [--queues 8] [--request-bytes 300]
 /// [--response-bytes 1400] [--runtime multi-thread|current-thread] [--workers W]`; builds its
 /// own runtime.
 pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
     let client: String = flags.get("client", "tasks".to_owned())?;
-    let tasks = match client.as_str() {
-        "tasks" => true,
-        "single" => false,
+    let kind = match client.as_str() {
+        "tasks" => Client::Tasks,
+        "direct" => Client::Direct,
+        "single" => Client::Single,
         other => {
             return Err(BenchError::Args(format!(
-                "--client {other}: expected single or tasks"
+                "--client {other}: expected single, tasks or direct"
             )));
         }
     };
     let s = Settings {
-        tasks,
+        client: kind,
         rate: flags.get("rate", 5000)?,
         queues: flags.get("queues", 8)?,
         count: flags.required("count")?,
@@ -155,10 +169,9 @@ pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
             .map_err(io_error("connecting to the server"))?;
         stream.set_nodelay(true).map_err(io_error("TCP_NODELAY"))?;
         let run = tokio::spawn(async move {
-            if s.tasks {
-                client_tasks(stream, s).await
-            } else {
-                client_single(stream, s).await
+            match s.client {
+                Client::Single => client_single(stream, s).await,
+                Client::Tasks | Client::Direct => client_tasks(stream, s).await,
             }
         });
         run.await
@@ -294,24 +307,31 @@ async fn client_single(mut stream: tokio::net::TcpStream, s: Settings) -> Result
 /// Waiters by request id.
 type Waiters = Arc<Mutex<HashMap<u32, oneshot::Sender<Bytes>>>>;
 
-/// A reader task, a writer task, a task per queue and a consumer task.
+/// A reader task, a writer task (idle with `direct`), a task per queue and a consumer task.
 async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> {
     let (mut read, mut write) = stream.into_split();
     let waiters: Waiters = Arc::default();
     let (to_writer, mut writes) = mpsc::channel::<Bytes>(1024);
     let (to_consumer, mut consumed) = mpsc::channel::<Bytes>(1024);
 
-    let writer = tokio::spawn(async move {
-        while let Some(first) = writes.recv().await {
-            let mut out = BytesMut::from(first.as_ref());
-            while let Ok(more) = writes.try_recv() {
-                out.extend_from_slice(&more);
+    // Direct: the queue tasks write under this lock and the writer task has nothing to do.
+    let (direct, writer) = if s.client == Client::Direct {
+        let idle = tokio::spawn(async move { while writes.recv().await.is_some() {} });
+        (Some(Arc::new(tokio::sync::Mutex::new(write))), idle)
+    } else {
+        let writer = tokio::spawn(async move {
+            while let Some(first) = writes.recv().await {
+                let mut out = BytesMut::from(first.as_ref());
+                while let Ok(more) = writes.try_recv() {
+                    out.extend_from_slice(&more);
+                }
+                if write.write_all_buf(&mut out).await.is_err() {
+                    return;
+                }
             }
-            if write.write_all_buf(&mut out).await.is_err() {
-                return;
-            }
-        }
-    });
+        });
+        (None, writer)
+    };
     let reader_waiters = waiters.clone();
     let reader = tokio::spawn(async move {
         let mut buf = BytesMut::with_capacity(64 * 1024);
@@ -335,6 +355,7 @@ async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> 
         let to_writer = to_writer.clone();
         let to_consumer = to_consumer.clone();
         let next_id = next_id.clone();
+        let direct = direct.clone();
         queues.push(tokio::spawn(async move {
             loop {
                 let id = next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -342,11 +363,12 @@ async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> 
                 if let Ok(mut w) = waiters.lock() {
                     w.insert(id, tx);
                 }
-                if to_writer
-                    .send(frame(s.request_bytes, id, queue))
-                    .await
-                    .is_err()
-                {
+                let request = frame(s.request_bytes, id, queue);
+                if let Some(write) = &direct {
+                    if write.lock().await.write_all(&request).await.is_err() {
+                        return;
+                    }
+                } else if to_writer.send(request).await.is_err() {
                     return;
                 }
                 let Ok(Ok(body)) = tokio::time::timeout(CALL_TIMEOUT, rx).await else {
