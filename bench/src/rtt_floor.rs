@@ -405,6 +405,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_client_finishes_on_both_runtimes() {
+        for client in ["single", "tasks", "direct"] {
+            for runtime in ["multi-thread", "current-thread"] {
+                let args = format!(
+                    "--client {client} --runtime {runtime} --count 300 --rate 0 --queues 4"
+                );
+                let flags = Flags::parse(args.split_whitespace()).unwrap();
+                rtt_floor(&flags).unwrap();
+            }
+        }
+        let bad = Flags::parse("--client none --count 1".split_whitespace()).unwrap();
+        assert!(rtt_floor(&bad).is_err());
+    }
+
+    #[test]
     fn frames_round_trip() {
         let mut buf = BytesMut::new();
         buf.extend_from_slice(&frame(40, 7, 3));
