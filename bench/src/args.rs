@@ -112,6 +112,18 @@ impl Flags {
         })
     }
 
+    /// A builder of the runtime `--runtime multi-thread|current-thread` names (default
+    /// multi-thread: a worker per core).
+    pub(crate) fn runtime_builder(&self) -> Result<tokio::runtime::Builder> {
+        match self.get("runtime", String::from("multi-thread"))?.as_str() {
+            "multi-thread" => Ok(tokio::runtime::Builder::new_multi_thread()),
+            "current-thread" => Ok(tokio::runtime::Builder::new_current_thread()),
+            other => Err(BenchError::Args(format!(
+                "--runtime {other:?}: use multi-thread or current-thread"
+            ))),
+        }
+    }
+
     /// The name server list: `--namesrv`, else `NAMESRV_ADDR`, else the local default.
     pub(crate) fn namesrv(&self) -> String {
         self.values

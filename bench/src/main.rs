@@ -72,16 +72,8 @@ fn main() -> std::process::ExitCode {
             // Builds its own client runtime; its server runs on plain threads.
             return rtt_floor::rtt_floor(&flags);
         }
-        let mut builder = match flags.get("runtime", String::from("multi-thread"))?.as_str() {
-            "multi-thread" => tokio::runtime::Builder::new_multi_thread(),
-            "current-thread" => tokio::runtime::Builder::new_current_thread(),
-            other => {
-                return Err(BenchError::Args(format!(
-                    "--runtime {other:?}: use multi-thread or current-thread"
-                )));
-            }
-        };
-        let runtime = builder
+        let runtime = flags
+            .runtime_builder()?
             .enable_all()
             .build()
             .map_err(|e| BenchError::Other(format!("cannot start the tokio runtime: {e}")))?;

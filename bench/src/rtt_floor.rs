@@ -7,7 +7,7 @@
 //! with a response frame of `--response-bytes`, paced to `--rate` answers per second (0: at
 //! once). The client runs on its own runtime (`floor-client` threads; `--runtime` and
 //! `--workers` as elsewhere) and keeps `--queues` requests outstanding, one per queue, sending
-//! the next request of a queue when its answer arrives, until `--count` answers came back. Two
+//! the next request of a queue when its answer arrives, until `--count` answers came back. Three
 //! clients:
 //!
 //! - `single`: one task reads the answers and writes the next requests (the least a tokio client
@@ -128,21 +128,11 @@ pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
         ));
     }
     let runtime_kind: String = flags.get("runtime", "multi-thread".to_owned())?;
-    let mut builder = match runtime_kind.as_str() {
-        "multi-thread" => {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            if let Some(w) = flags.optional::<usize>("workers")? {
-                b.worker_threads(w.max(1));
-            }
-            b
-        }
-        "current-thread" => tokio::runtime::Builder::new_current_thread(),
-        other => {
-            return Err(BenchError::Args(format!(
-                "--runtime {other:?}: use multi-thread or current-thread"
-            )));
-        }
-    };
+    let mut builder = flags.runtime_builder()?;
+    if let Some(w) = flags.optional::<usize>("workers")? {
+        // A multi-thread runtime's workers (a current-thread one ignores it).
+        builder.worker_threads(w.max(1));
+    }
     let runtime = builder
         .thread_name(CLIENT_THREADS)
         .thread_keep_alive(Duration::from_secs(3600))
@@ -185,12 +175,8 @@ pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
 
     // Every thread but the server's is the client's: its runtime's workers, and the main
     // thread, which runs the tasks of a current-thread runtime.
-    let cpu = |threads: &[crate::procfs::ThreadCpu]| {
-        let (server, client) = split_cpu(threads, SERVER_THREADS);
-        (client, server)
-    };
-    let (client0, server0) = cpu(&before);
-    let (client1, server1) = cpu(&after);
+    let (server0, client0) = split_cpu(&before, SERVER_THREADS);
+    let (server1, client1) = split_cpu(&after, SERVER_THREADS);
     let client_cpu = client1 - client0;
     #[allow(clippy::cast_precision_loss)]
     let per = |cpu_s: f64| cpu_s / s.count as f64 * 1e6;
@@ -307,17 +293,16 @@ async fn client_single(mut stream: tokio::net::TcpStream, s: Settings) -> Result
 /// Waiters by request id.
 type Waiters = Arc<Mutex<HashMap<u32, oneshot::Sender<Bytes>>>>;
 
-/// A reader task, a writer task (idle with `direct`), a task per queue and a consumer task.
+/// A reader task, a writer task (none with `direct`), a task per queue and a consumer task.
 async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> {
     let (mut read, mut write) = stream.into_split();
     let waiters: Waiters = Arc::default();
     let (to_writer, mut writes) = mpsc::channel::<Bytes>(1024);
     let (to_consumer, mut consumed) = mpsc::channel::<Bytes>(1024);
 
-    // Direct: the queue tasks write under this lock and the writer task has nothing to do.
+    // Direct: the queue tasks write under this lock; there is no writer task.
     let (direct, writer) = if s.client == Client::Direct {
-        let idle = tokio::spawn(async move { while writes.recv().await.is_some() {} });
-        (Some(Arc::new(tokio::sync::Mutex::new(write))), idle)
+        (Some(Arc::new(tokio::sync::Mutex::new(write))), None)
     } else {
         let writer = tokio::spawn(async move {
             while let Some(first) = writes.recv().await {
@@ -330,7 +315,7 @@ async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> 
                 }
             }
         });
-        (None, writer)
+        (None, Some(writer))
     };
     let reader_waiters = waiters.clone();
     let reader = tokio::spawn(async move {
@@ -396,7 +381,9 @@ async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> 
         q.abort();
     }
     reader.abort();
-    writer.abort();
+    if let Some(writer) = writer {
+        writer.abort();
+    }
     Ok(())
 }
 

@@ -80,8 +80,8 @@ pub fn fill_pull_header(
         SubscriptionSource::InRequest => (Some(sub.sub_string.as_str()), sub.sub_version),
         SubscriptionSource::Heartbeat { sub_version } => (None, sub_version),
     };
-    set(&mut header.consumer_group, group);
-    set(&mut header.topic, &mq.topic);
+    group.clone_into(&mut header.consumer_group);
+    mq.topic.clone_into(&mut header.topic);
     header.queue_id = mq.queue_id;
     header.queue_offset = spec.offset;
     header.max_msg_nums = spec.max;
@@ -99,18 +99,10 @@ pub fn fill_pull_header(
     set_option(&mut header.broker_name, Some(&mq.broker_name));
 }
 
-/// `*field = value`, in the field's own buffer.
-fn set(field: &mut String, value: &str) {
-    if field != value {
-        field.clear();
-        field.push_str(value);
-    }
-}
-
 /// `*field = value.map(str::to_owned)`, in the field's own buffer.
 fn set_option(field: &mut Option<String>, value: Option<&str>) {
     match (field.as_mut(), value) {
-        (Some(f), Some(v)) => set(f, v),
+        (Some(f), Some(v)) => v.clone_into(f),
         (_, v) => *field = v.map(str::to_owned),
     }
 }
