@@ -860,10 +860,22 @@ dump_logs() {
   done
 }
 
+# still_alive T NAME: `alive`, asked again half a second later before a starting process counts as
+# gone: on a loaded machine one reading of /proc can miss a JVM that is still starting (seen as
+# "exited during startup" of a name server that then answered `stop`).
+still_alive() {
+  alive "$1" "$2" && return 0
+  sleep 0.5
+  alive "$1" "$2" && return 0
+  local pid; pid="$(pid_of "$1" "$2" 2>/dev/null || true)"
+  log "$2 (pid ${pid:-?}) is gone: $(ps -o stat=,args= -p "${pid:-0}" 2>/dev/null | cut -c1-200 || true)"
+  return 1
+}
+
 wait_namesrv() {
   local t="$1" deadline=$(( $(now) + START_TIMEOUT ))
   while :; do
-    alive "$t" namesrv || { log "the name server exited during startup"; dump_logs "$t" namesrv namesrv; return 1; }
+    still_alive "$t" namesrv || { log "the name server exited during startup"; dump_logs "$t" namesrv namesrv; return 1; }
     if grep -q 'boot success' "$t/namesrv/stdout.log" && probe cluster "$NAMESRV_ADDR_LOCAL" >/dev/null 2>&1; then
       return 0
     fi
@@ -880,7 +892,7 @@ wait_namesrv() {
 wait_broker() {
   local t="$1" name="$2" port="$3" deadline=$(( $(now) + START_TIMEOUT ))
   while :; do
-    alive "$t" "$name" || { log "$name exited during startup"; dump_logs "$t" "$name" broker; return 1; }
+    still_alive "$t" "$name" || { log "$name exited during startup"; dump_logs "$t" "$name" broker; return 1; }
     if grep -q 'boot success' "$t/$name/stdout.log" \
        && probe cluster "$NAMESRV_ADDR_LOCAL" 2>/dev/null \
             | grep -Eq " ${name%-s*} $(registered_as "$name") $HOST:$port\$" \
