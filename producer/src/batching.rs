@@ -240,22 +240,28 @@ impl Accumulator {
 }
 
 /// Splits the result of a batch send into one result per message: its own
-/// `UNIQ_KEY` and offset id, and queue offset = the batch's + its index.
-pub(crate) fn split_result(batch: &SendResult, ids: &[String]) -> Vec<SendResult> {
-    let offset_ids: Vec<&str> = batch.offset_msg_id.split(',').collect();
-    ids.iter()
+/// `UNIQ_KEY` (moved out of `ids`) and offset id, and queue offset = the
+/// batch's + its index. The batch's joined id lists are not copied into each
+/// result.
+pub(crate) fn split_result(mut batch: SendResult, ids: Vec<String>) -> Vec<SendResult> {
+    let joined_offsets = std::mem::take(&mut batch.offset_msg_id);
+    batch.msg_id = String::new();
+    let offset_ids: Vec<&str> = joined_offsets.split(',').collect();
+    let per_message_offsets = offset_ids.len() == ids.len();
+    let first_offset = batch.queue_offset;
+    ids.into_iter()
         .enumerate()
         .map(|(i, id)| {
             let mut r = batch.clone();
-            r.msg_id.clone_from(id);
-            r.offset_msg_id = if offset_ids.len() == ids.len() {
-                offset_ids.get(i).copied().unwrap_or_default().to_owned()
-            } else {
-                String::new()
-            };
-            r.queue_offset = batch
-                .queue_offset
-                .saturating_add(i64::try_from(i).unwrap_or(i64::MAX));
+            r.msg_id = id;
+            if per_message_offsets {
+                offset_ids
+                    .get(i)
+                    .copied()
+                    .unwrap_or_default()
+                    .clone_into(&mut r.offset_msg_id);
+            }
+            r.queue_offset = first_offset.saturating_add(i64::try_from(i).unwrap_or(i64::MAX));
             r
         })
         .collect()
@@ -327,7 +333,7 @@ mod tests {
             region_id: String::new(),
             trace_on: true,
         };
-        let r = split_result(&batch, &["A".into(), "B".into()]);
+        let r = split_result(batch, vec!["A".into(), "B".into()]);
         assert_eq!(
             r.iter()
                 .map(|r| (r.msg_id.as_str(), r.offset_msg_id.as_str(), r.queue_offset))

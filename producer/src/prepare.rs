@@ -122,6 +122,26 @@ fn checked_properties(props: &Properties) -> Result<String> {
 pub(crate) fn prepare_batch(msgs: &mut [Message], config: &ProducerConfig) -> Result<Prepared> {
     check_batch(msgs, config.max_message_size)?;
     msgs.iter_mut().for_each(stamp);
+    let timer = msgs.iter().any(Message::is_timer);
+    encode_stamped_batch(msgs, timer, config)
+}
+
+/// Encodes a batch whose messages were each validated and stamped already
+/// and share one topic and one `WAIT` value: what [`prepare_batch`] does
+/// after its checks. The auto-batching path sends its batches this way
+/// (each message was checked and stamped when it was added, and a pending
+/// batch is keyed by topic and `WAIT`); `timer` says whether one of them
+/// carries a timer property.
+///
+/// # Errors
+///
+/// [`InvalidMessage::TooLarge`] when the batch encodes to more than
+/// `max_message_size` bytes, or a protocol error from the encoding.
+pub(crate) fn encode_stamped_batch(
+    msgs: &[Message],
+    timer: bool,
+    config: &ProducerConfig,
+) -> Result<Prepared> {
     let body = encode_batch(msgs)?;
     if body.len() > config.max_message_size {
         return Err(InvalidMessage::TooLarge {
@@ -148,7 +168,7 @@ pub(crate) fn prepare_batch(msgs: &mut [Message], config: &ProducerConfig) -> Re
         reconsume_times: 0,
         max_reconsume_times: None,
         batch_ids: Some(ids),
-        timer: msgs.iter().any(Message::is_timer),
+        timer,
     })
 }
 

@@ -10,7 +10,7 @@ use tracing::Instrument;
 use super::{Backend, Producer, hand_back};
 use crate::batching::{Accumulator, Added, Entry};
 use crate::error::{Error, Result, Unsent};
-use crate::prepare::{prepare_batch, prepare_message, stamp};
+use crate::prepare::{encode_stamped_batch, prepare_batch, prepare_message, stamp};
 use crate::send::Outcome;
 
 impl Producer {
@@ -100,17 +100,25 @@ impl Producer {
             .into_iter()
             .map(|e| (e.msg, (e.reply, e._permit)))
             .unzip();
-        let outcome = if let [only] = msgs.as_mut_slice() {
-            match prepare_message(only, self.config()) {
+        // A lone message goes as a plain send; a batch's messages were
+        // checked and stamped by `send_batched` (and `Accumulator::accepts`
+        // kept out timer, delayed and transactional ones), so it is only
+        // encoded, and its ids come back for the split.
+        let (outcome, ids) = if let [only] = msgs.as_mut_slice() {
+            let outcome = match prepare_message(only, self.config()) {
                 Err(e) => Outcome::failed(e),
                 Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
-            }
+            };
+            (outcome, None)
         } else if msgs.is_empty() {
             return;
         } else {
-            match prepare_batch(&mut msgs, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+            match encode_stamped_batch(&msgs, false, self.config()) {
+                Err(e) => (Outcome::failed(e), None),
+                Ok(mut prepared) => {
+                    let outcome = sender.send_with_retries(&prepared, retries).await;
+                    (outcome, prepared.batch_ids.take())
+                }
             }
         };
         let attempts = outcome.attempts;
@@ -122,11 +130,12 @@ impl Producer {
                 }
             }
             Ok(sent) => {
-                let ids: Vec<String> = msgs
-                    .iter()
-                    .map(|m| m.unique_key().unwrap_or_default().to_owned())
-                    .collect();
-                let results = crate::batching::split_result(&sent, &ids);
+                let ids = ids.unwrap_or_else(|| {
+                    msgs.iter()
+                        .map(|m| m.unique_key().unwrap_or_default().to_owned())
+                        .collect()
+                });
+                let results = crate::batching::split_result(sent, ids);
                 for (((reply, _permit), msg), r) in replies.into_iter().zip(msgs).zip(results) {
                     let _ = reply.send((Ok(r), attempts, msg));
                 }
