@@ -143,7 +143,7 @@ fn color(client: &str) -> &'static str {
     {
         "rmq-push" | "rmq-producer" | "rmq-grpc" | "rmq-grpc-simple" | "rmq-grpc-push" => "#d64541",
         "rmq-pull" => "#e67e22",
-        "raw-pull" => "#969696",
+        "raw-pull" | "raw-send" => "#969696",
         "java-push" | "java-producer" | "java-grpc" | "java-grpc-simple" | "java-grpc-push" => {
             "#3465a4"
         }

@@ -339,7 +339,7 @@ pub(crate) async fn set_pop_mode(flags: &Flags) -> Result<()> {
 }
 
 /// The readable queues of `topic` with the master address of each.
-async fn queues_with_addrs(
+pub(crate) async fn queues_with_addrs(
     instance: &ClientInstance,
     topic: &str,
 ) -> Result<Vec<(MessageQueue, String)>> {

@@ -12,6 +12,7 @@
 //! rmq-bench drain-simple    --topic T --group G --expect N [--threads 20] [--batch 32] [--endpoint E]
 //! rmq-bench set-pop-mode    --topic T --group G
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
+//! rmq-bench raw-send        --topic T --count N [--size S] [--batch-messages 32] [--inflight 1000]
 //! rmq-bench rtt-floor       --client single|tasks|direct --count N [--rate 5000] [--queues 8] [--workers W]
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
@@ -31,6 +32,7 @@ mod error;
 mod fake_drain;
 mod procfs;
 mod produce;
+mod raw_send;
 mod rtt_floor;
 mod stats;
 mod topic;
@@ -38,7 +40,7 @@ mod topic;
 use args::Flags;
 use error::{BenchError, Result};
 
-const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|idle-push|drain-pull|drain-simple|fake-drain|set-pop-mode|raw-pull|rtt-floor|chart> --flag value ... (see bench/README.md)";
+const USAGE: &str = "usage: rmq-bench <create-topic|preload|produce|latency-produce|drain-push|idle-push|drain-pull|drain-simple|fake-drain|set-pop-mode|raw-pull|raw-send|rtt-floor|chart> --flag value ... (see bench/README.md)";
 
 async fn run(mode: &str, flags: &Flags) -> Result<()> {
     match mode {
@@ -52,6 +54,7 @@ async fn run(mode: &str, flags: &Flags) -> Result<()> {
         "drain-simple" => drain::drain_simple(flags).await,
         "set-pop-mode" => drain::set_pop_mode(flags).await,
         "raw-pull" => drain::raw_pull(flags).await,
+        "raw-send" => raw_send::raw_send(flags).await,
         "chart" => chart::chart(flags),
         other => Err(BenchError::Args(format!("unknown mode {other:?}; {USAGE}"))),
     }

@@ -7,7 +7,7 @@
 //! with a response frame of `--response-bytes`, paced to `--rate` answers per second (0: at
 //! once). The client runs on its own runtime (`floor-client` threads; `--runtime` and
 //! `--workers` as elsewhere) and keeps `--queues` requests outstanding, one per queue, sending
-//! the next request of a queue when its answer arrives, until `--count` answers came back. Three
+//! the next request of a queue when its answer arrives, until `--count` answers came back. Four
 //! clients:
 //!
 //! - `single`: one task reads the answers and writes the next requests (the least a tokio client
@@ -17,7 +17,12 @@
 //!   queue awaits it (under a timeout), hands the body to a consumer task over a channel and
 //!   sends the next request to a writer task over another;
 //! - `direct`: `tasks` with each queue task writing its own requests (under an async lock on
-//!   the socket's write half) instead of handing them to the writer task.
+//!   the socket's write half) instead of handing them to the writer task;
+//! - `callers`: the least a client whose callers each await their own answer can do (a
+//!   synchronous producer's shape: `send(msg).await` in a task per sender): one task per
+//!   outstanding request hands its request to one connection task over a channel and is woken
+//!   by a `oneshot` when the connection task reads its answer; the connection task reads and
+//!   writes (no separate reader and writer tasks, no consumer task).
 //!
 //! The result line gives the client's CPU per answer (`cpu_us_per_msg`, the client threads'
 //! schedstat time over the run) beside the server's.
@@ -58,6 +63,8 @@ enum Client {
     Tasks,
     /// Reader, a task per queue writing its own requests under a lock, consumer.
     Direct,
+    /// A task per outstanding request, one connection task that reads and writes.
+    Callers,
 }
 
 /// The run's settings.
@@ -99,7 +106,7 @@ fn next_frame(buf: &mut BytesMut) -> Option<(u32, u32, Bytes)> {
     Some((id, queue, body))
 }
 
-/// `rtt-floor --client single|tasks|direct --count N [--rate 5000] [--queues 8] [--request-bytes 300]
+/// `rtt-floor --client single|tasks|direct|callers --count N [--rate 5000] [--queues 8] [--request-bytes 300]
 /// [--response-bytes 1400] [--runtime multi-thread|current-thread] [--workers W]`; builds its
 /// own runtime.
 pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
@@ -108,9 +115,10 @@ pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
         "tasks" => Client::Tasks,
         "direct" => Client::Direct,
         "single" => Client::Single,
+        "callers" => Client::Callers,
         other => {
             return Err(BenchError::Args(format!(
-                "--client {other}: expected single, tasks or direct"
+                "--client {other}: expected single, tasks, direct or callers"
             )));
         }
     };
@@ -162,6 +170,7 @@ pub(crate) fn rtt_floor(flags: &Flags) -> Result<()> {
             match s.client {
                 Client::Single => client_single(stream, s).await,
                 Client::Tasks | Client::Direct => client_tasks(stream, s).await,
+                Client::Callers => client_callers(stream, s).await,
             }
         });
         run.await
@@ -387,13 +396,104 @@ async fn client_tasks(stream: tokio::net::TcpStream, s: Settings) -> Result<()> 
     Ok(())
 }
 
+/// A task per outstanding request awaiting its answer, one connection task reading the answers
+/// and writing the requests it is handed.
+async fn client_callers(stream: tokio::net::TcpStream, s: Settings) -> Result<()> {
+    let waiters: Waiters = Arc::default();
+    let (to_conn, mut requests) = mpsc::channel::<Bytes>(1024);
+    let conn_waiters = waiters.clone();
+    let conn = tokio::spawn(async move {
+        let mut stream = stream;
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut out = BytesMut::new();
+        loop {
+            tokio::select! {
+                request = requests.recv() => {
+                    let Some(first) = request else { return };
+                    out.extend_from_slice(&first);
+                    while let Ok(more) = requests.try_recv() {
+                        out.extend_from_slice(&more);
+                    }
+                    if stream.write_all_buf(&mut out).await.is_err() {
+                        return;
+                    }
+                }
+                read = stream.read_buf(&mut buf) => {
+                    if matches!(read, Ok(0) | Err(_)) {
+                        return;
+                    }
+                    let mut w = match conn_waiters.lock() {
+                        Ok(w) => w,
+                        Err(_) => return,
+                    };
+                    while let Some((id, _, body)) = next_frame(&mut buf) {
+                        if let Some(waiter) = w.remove(&id) {
+                            let _ = waiter.send(body);
+                        }
+                    }
+                }
+            }
+        }
+    });
+    let answered = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let next_id = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let (done_tx, done) = oneshot::channel::<()>();
+    let done_tx = Arc::new(Mutex::new(Some(done_tx)));
+    let mut callers = Vec::new();
+    for queue in 0..s.queues {
+        let (waiters, to_conn, next_id) = (waiters.clone(), to_conn.clone(), next_id.clone());
+        let (answered, done_tx) = (answered.clone(), done_tx.clone());
+        callers.push(tokio::spawn(async move {
+            loop {
+                let id = next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let (tx, rx) = oneshot::channel();
+                if let Ok(mut w) = waiters.lock() {
+                    w.insert(id, tx);
+                }
+                if to_conn
+                    .send(frame(s.request_bytes, id, queue))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                let Ok(Ok(body)) = tokio::time::timeout(CALL_TIMEOUT, rx).await else {
+                    return;
+                };
+                std::hint::black_box(body);
+                let n = answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if n == s.count {
+                    if let Some(tx) = done_tx.lock().ok().and_then(|mut d| d.take()) {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        }));
+    }
+    drop((to_conn, done_tx));
+    let finished = done.await.is_ok();
+    for c in callers {
+        c.abort();
+    }
+    conn.abort();
+    if finished {
+        Ok(())
+    } else {
+        Err(BenchError::Other(format!(
+            "the client stopped after {} of {} answers",
+            answered.load(std::sync::atomic::Ordering::Relaxed),
+            s.count
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_client_finishes_on_both_runtimes() {
-        for client in ["single", "tasks", "direct"] {
+        for client in ["single", "tasks", "direct", "callers"] {
             for runtime in ["multi-thread", "current-thread"] {
                 let args = format!(
                     "--client {client} --runtime {runtime} --count 300 --rate 0 --queues 4"
