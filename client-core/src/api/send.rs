@@ -6,7 +6,7 @@ use bytes::Bytes;
 use rmq_protocol::header::{
     CommandHeader, FieldSource, SendMessageRequestHeaderV2, SendMessageResponseHeader,
 };
-use rmq_protocol::message::{decode_properties, property};
+use rmq_protocol::message::{find_property, property};
 use rmq_protocol::{MessageQueue, RawCommand, RemotingCommand, RequestCode, ResponseCode};
 
 use crate::error::{Error, Result};
@@ -133,9 +133,9 @@ fn send_result(
 /// The `UNIQ_KEY` in an encoded properties string, or empty.
 fn uniq_key(properties: Option<&str>) -> String {
     properties
-        .and_then(|p| decode_properties(p.as_bytes()).ok())
-        .and_then(|mut map| map.remove(property::UNIQ_KEY))
+        .and_then(|p| find_property(p, property::UNIQ_KEY))
         .unwrap_or_default()
+        .to_owned()
 }
 
 impl ClientInstance {

@@ -90,5 +90,5 @@ pub use map::{Iter as PropertiesIter, Properties, SharedValue};
 pub use model::{Message, MessageExt};
 pub use properties::{
     MAX_PROPERTIES_LEN, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, decode_properties,
-    encode_properties, validate_properties, validate_property,
+    encode_properties, find_property, validate_properties, validate_property,
 };

@@ -138,9 +138,46 @@ pub(super) fn decode_properties_str(text: &str) -> HashMap<String, String> {
     map
 }
 
+/// The value of `name` in an encoded properties string, found without
+/// decoding the others: what [`decode_properties`] would map `name` to
+/// (the last non-empty value of a pair with that name).
+pub fn find_property<'a>(properties: &'a str, name: &str) -> Option<&'a str> {
+    let mut found = None;
+    for piece in properties.split('\u{2}') {
+        if let Some((k, v)) = piece.split_once('\u{1}') {
+            if k == name && !k.is_empty() && !v.is_empty() {
+                found = Some(v);
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_property_agrees_with_decoding() {
+        for text in [
+            "",
+            "UNIQ_KEY\u{1}ABC\u{2}",
+            "TAGS\u{1}a\u{2}UNIQ_KEY\u{1}ABC\u{2}WAIT\u{1}true",
+            "UNIQ_KEY\u{1}A\u{2}UNIQ_KEY\u{1}B\u{2}",
+            "UNIQ_KEY\u{1}A\u{2}UNIQ_KEY\u{1}\u{2}",
+            "UNIQ_KEY\u{1}A\u{1}B\u{2}",
+            "UNIQ_KEY\u{2}\u{1}x\u{2}UNIQ_KEYS\u{1}y",
+        ] {
+            let decoded = decode_properties(text.as_bytes()).unwrap();
+            for name in ["UNIQ_KEY", "TAGS", "WAIT", "", "x"] {
+                assert_eq!(
+                    find_property(text, name),
+                    decoded.get(name).map(String::as_str),
+                    "{name:?} in {text:?}"
+                );
+            }
+        }
+    }
 
     fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
