@@ -729,15 +729,20 @@ class Bench:
 
     def floor(self):
         """floor: rmq-bench rtt-floor in the latency scenario's shape (its rate, one request outstanding
-        per queue, a message-sized answer) and the sync producer's (rmq-producer's sync rate of this run,
-        else 30 000/s; one request outstanding per sender, a message-sized request)."""
+        per queue, a message-sized answer), the sync producer's (rmq-producer's sync rate of this run,
+        else 30 000/s; one request outstanding per sender, a message-sized request) and the async
+        producer's (its async rate of this run, else 35 000/s; --producer-inflight requests outstanding:
+        the answers arrive at the pace the broker stores the messages)."""
         clients = self.clients_for(FLOOR_CLIENTS)
         if not clients:
             return
         sync = self.values.get(("rmq-producer", "produce-sync", "msgs_per_s"))
         sync_rate = round(statistics.median(sync)) if sync else 30_000
+        asyn = self.values.get(("rmq-producer", "produce-async", "msgs_per_s"))
+        async_rate = round(statistics.median(asyn)) if asyn else 35_000
         shapes = [("floor-latency", self.a.latency_rate, self.a.queues, 300, self.a.size + 400),
-                  ("floor-produce-sync", sync_rate, self.a.producer_threads, self.a.size + 300, 300)]
+                  ("floor-produce-sync", sync_rate, self.a.producer_threads, self.a.size + 300, 300),
+                  ("floor-produce-async", async_rate, self.a.producer_inflight, self.a.size + 300, 300)]
         self.floor_shapes = {s: {"rate": r, "outstanding": q, "request_bytes": req, "response_bytes": resp}
                              for s, r, q, req, resp in shapes}
         for rep in range(self.a.reps):
@@ -764,7 +769,7 @@ class Bench:
                                                           + BATCHING_CLIENTS + CEILING_CLIENTS + FLOOR_CLIENTS))}
         names = ["drain", "latency", "produce-sync", "produce-async", "produce-tx", "produce-batching",
                  "grpc-produce-sync", "grpc-produce-async", "grpc-drain", "ceiling", "floor-latency",
-                 "floor-produce-sync", "scale-base"]
+                 "floor-produce-sync", "floor-produce-async", "scale-base"]
         sorder = {s: i for i, s in enumerate(names)}
 
         def skey(s):
@@ -1024,7 +1029,8 @@ def targets(rows, scenarios=("drain", "latency", "produce")):
     if "floor" in scenarios:
         # The round-trip floor beside rmq's figure of the same shape, and the CPU target it bounds.
         for floor_s, real_s, real, limit in (("floor-latency", "latency", "rmq-push", 10e-6),
-                                             ("floor-produce-sync", "produce-sync", "rmq-producer", 5e-6)):
+                                             ("floor-produce-sync", "produce-sync", "rmq-producer", 5e-6),
+                                             ("floor-produce-async", "produce-async", "rmq-producer", 5e-6)):
             figs = {c: g(c, floor_s, "cpu_s_per_msg") for c in FLOOR_CLIENTS}
             if all(v is None for v in figs.values()):
                 continue
