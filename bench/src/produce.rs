@@ -83,54 +83,42 @@ pub(crate) async fn preload(flags: &Flags) -> Result<()> {
     let tasks: u64 = flags.get("tasks", 8u64)?.max(1);
     let producer = start_producer(flags, "bench_preload").await?;
     let body = body(size);
-    let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
-    let mut handles = Vec::new();
-    for _ in 0..tasks {
-        let (producer, topics, body, next) =
-            (producer.clone(), topics.clone(), body.clone(), next.clone());
-        handles.push(tokio::spawn(async move {
+    let sender = producer.clone();
+    claim_loops(tasks, count, batch, "preload", move |from| {
+        let (producer, topics, body) = (sender.clone(), topics.clone(), body.clone());
+        async move {
+            let which = usize::try_from(from / batch).unwrap_or(0) % topics.len();
+            let topic = &topics[which];
+            let n = batch.min(count - from);
+            let mut msgs: Vec<Message> = (0..n)
+                .map(|_| Message::new(topic.as_str(), body.clone()))
+                .collect();
+            let mut tries = 0;
             loop {
-                let from = next.fetch_add(batch, Ordering::AcqRel);
-                if from >= count {
-                    return Ok::<(), BenchError>(());
-                }
-                let which = usize::try_from(from / batch).unwrap_or(0) % topics.len();
-                let topic = &topics[which];
-                let n = batch.min(count - from);
-                let msgs: Vec<Message> = (0..n)
-                    .map(|_| Message::new(topic.as_str(), body.clone()))
-                    .collect();
-                let mut tries = 0;
-                let mut msgs = msgs;
-                loop {
-                    match producer.send_batch(msgs).await {
-                        Ok(_) => break,
-                        Err(e) if tries < 5 => {
-                            tries += 1;
-                            tokio::time::sleep(Duration::from_millis(200)).await;
-                            msgs = match e.into_unsent() {
-                                Some(rmq_producer::Unsent::Batch(b)) => b,
-                                _ => (0..n)
-                                    .map(|_| Message::new(topic.as_str(), body.clone()))
-                                    .collect(),
-                            };
-                        }
-                        Err(source) => {
-                            return Err(BenchError::Producer {
-                                what: format!("preloading {topic}"),
-                                source,
-                            });
-                        }
+                match producer.send_batch(msgs).await {
+                    Ok(_) => return Ok(()),
+                    Err(e) if tries < 5 => {
+                        tries += 1;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        msgs = match e.into_unsent() {
+                            Some(rmq_producer::Unsent::Batch(b)) => b,
+                            _ => (0..n)
+                                .map(|_| Message::new(topic.as_str(), body.clone()))
+                                .collect(),
+                        };
+                    }
+                    Err(source) => {
+                        return Err(BenchError::Producer {
+                            what: format!("preloading {topic}"),
+                            source,
+                        });
                     }
                 }
             }
-        }));
-    }
-    for h in handles {
-        h.await
-            .map_err(|e| BenchError::Other(format!("preload task: {e}")))??;
-    }
+        }
+    })
+    .await?;
     let elapsed = started.elapsed().as_secs_f64();
     let _ = producer.shutdown().await;
     println!(
@@ -157,6 +145,41 @@ async fn start_tx_producer(flags: &Flags) -> Result<TransactionProducer> {
             what: "starting the transactional producer".into(),
             source,
         })
+}
+
+/// `tasks` loops claiming `step` of `count` items at a time from a shared
+/// counter until every item is claimed; `work` gets the first item of each
+/// claim. The first error ends the run (`what` names the loops in a panic).
+pub(crate) async fn claim_loops<F, Fut>(
+    tasks: u64,
+    count: u64,
+    step: u64,
+    what: &'static str,
+    work: F,
+) -> Result<()>
+where
+    F: Fn(u64) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<()>> + Send,
+{
+    let next = Arc::new(AtomicU64::new(0));
+    let mut handles = Vec::new();
+    for _ in 0..tasks {
+        let (work, next) = (work.clone(), next.clone());
+        handles.push(tokio::spawn(async move {
+            loop {
+                let from = next.fetch_add(step, Ordering::AcqRel);
+                if from >= count {
+                    return Ok::<(), BenchError>(());
+                }
+                work(from).await?;
+            }
+        }));
+    }
+    for h in handles {
+        h.await
+            .map_err(|e| BenchError::Other(format!("{what} task: {e}")))??;
+    }
+    Ok(())
 }
 
 /// `tasks` loops sharing `count` sends, each awaiting its answer (`send`

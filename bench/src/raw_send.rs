@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::args::Flags;
 use crate::drain::queues_with_addrs;
 use crate::error::{BenchError, Result};
-use crate::produce::body;
+use crate::produce::{body, claim_loops};
 use crate::stats::result_line;
 use crate::topic::instance;
 
@@ -49,67 +49,53 @@ pub(crate) async fn raw_send(flags: &Flags) -> Result<()> {
     let group = format!("bench_raw_send_{}", std::process::id());
     let client = RemotingClient::new(ClientOptions::default());
     let queues = Arc::new(queues);
-    let claimed = Arc::new(AtomicU64::new(0));
     let stored = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
-    let mut handles = Vec::new();
-    for _ in 0..inflight.div_ceil(batch) {
-        let (client, queues, claimed, stored) = (
-            client.clone(),
-            queues.clone(),
-            claimed.clone(),
-            stored.clone(),
-        );
+    let loops = u64::try_from(inflight.div_ceil(batch)).unwrap_or(1);
+    let (sender, counted) = (client.clone(), stored.clone());
+    claim_loops(loops, count, per_batch, "raw send", move |first| {
+        let (client, queues, stored) = (sender.clone(), queues.clone(), counted.clone());
         let (encoded, topic, group) = (encoded.clone(), topic.clone(), group.clone());
-        handles.push(tokio::spawn(async move {
-            loop {
-                let first = claimed.fetch_add(per_batch, Ordering::Relaxed);
-                if first >= count {
-                    return Ok::<(), BenchError>(());
-                }
-                let k = usize::try_from(first / per_batch).unwrap_or(0) % queues.len();
-                let (mq, addr) = &queues[k];
-                let header = SendMessageRequestHeaderV2 {
-                    producer_group: group.clone(),
-                    topic: topic.clone(),
-                    default_topic: "TBW102".into(),
-                    default_topic_queue_nums: 4,
-                    queue_id: mq.queue_id,
-                    sys_flag: 0,
-                    born_timestamp: epoch_millis(std::time::SystemTime::now()),
-                    flag: 0,
-                    properties: Some(format!("{}\u{1}true\u{2}", property::WAIT)),
-                    reconsume_times: Some(0),
-                    unit_mode: Some(false),
-                    max_reconsume_times: None,
-                    batch: Some(true),
-                    broker_name: Some(mq.broker_name.clone()),
-                };
-                let request = RemotingCommand::request(RequestCode::SEND_BATCH_MESSAGE, &header)
-                    .with_body(encoded.clone());
-                let response =
-                    client
-                        .invoke(addr, request, SEND_TIMEOUT)
-                        .await
-                        .map_err(|source| BenchError::Remoting {
-                            what: format!("SEND_BATCH_MESSAGE to {mq}"),
-                            source,
-                        })?;
-                if response.response_code() != ResponseCode::SUCCESS {
-                    return Err(BenchError::Other(format!(
-                        "SEND_BATCH_MESSAGE to {mq}: broker answered {:?} {:?}",
-                        response.response_code(),
-                        response.remark
-                    )));
-                }
-                stored.fetch_add(per_batch, Ordering::Relaxed);
+        async move {
+            let k = usize::try_from(first / per_batch).unwrap_or(0) % queues.len();
+            let (mq, addr) = &queues[k];
+            let header = SendMessageRequestHeaderV2 {
+                producer_group: group,
+                topic,
+                default_topic: "TBW102".into(),
+                default_topic_queue_nums: 4,
+                queue_id: mq.queue_id,
+                sys_flag: 0,
+                born_timestamp: epoch_millis(std::time::SystemTime::now()),
+                flag: 0,
+                properties: Some(format!("{}\u{1}true\u{2}", property::WAIT)),
+                reconsume_times: Some(0),
+                unit_mode: Some(false),
+                max_reconsume_times: None,
+                batch: Some(true),
+                broker_name: Some(mq.broker_name.clone()),
+            };
+            let request = RemotingCommand::request(RequestCode::SEND_BATCH_MESSAGE, &header)
+                .with_body(encoded);
+            let response = client
+                .invoke(addr, request, SEND_TIMEOUT)
+                .await
+                .map_err(|source| BenchError::Remoting {
+                    what: format!("SEND_BATCH_MESSAGE to {mq}"),
+                    source,
+                })?;
+            if response.response_code() != ResponseCode::SUCCESS {
+                return Err(BenchError::Other(format!(
+                    "SEND_BATCH_MESSAGE to {mq}: broker answered {:?} {:?}",
+                    response.response_code(),
+                    response.remark
+                )));
             }
-        }));
-    }
-    for h in handles {
-        h.await
-            .map_err(|e| BenchError::Other(format!("raw send task: {e}")))??;
-    }
+            stored.fetch_add(per_batch, Ordering::Relaxed);
+            Ok(())
+        }
+    })
+    .await?;
     let elapsed = started.elapsed().as_secs_f64();
     client.shutdown().await;
     let stored = stored.load(Ordering::Relaxed);
