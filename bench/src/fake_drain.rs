@@ -26,7 +26,7 @@ use crate::args::Flags;
 use crate::drain::{CountingListener, pull_queues};
 use crate::error::{BenchError, Result};
 use crate::procfs::{split_cpu, thread_cpu};
-use crate::stats::{Stats, result_line};
+use crate::stats::{Stats, per_second, result_line};
 
 /// Thread-name prefix of the fake's runtime (a thread's `comm` holds 15 bytes).
 const FAKE_THREADS: &str = "bench-fake";
@@ -204,12 +204,7 @@ async fn drain(namesrv: String, s: Settings) -> Result<serde_json::Value> {
     let (fake_after, client_after) = split_cpu(&cpu, FAKE_THREADS);
     let (client_cpu, fake_cpu) = (client_after - client_before, fake_after - fake_before);
     let elapsed = stats.elapsed_s();
-    #[allow(clippy::cast_precision_loss)]
-    let rate = if elapsed > 0.0 {
-        count as f64 / elapsed
-    } else {
-        0.0
-    };
+    let rate = per_second(count, elapsed);
     let mut line = stats.result(name, started, timed_out);
     line["msgs_per_s"] = rate.into();
     line["assigned_queues"] = assigned.into();

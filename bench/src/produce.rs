@@ -15,7 +15,7 @@ use crate::args::Flags;
 use crate::error::{BenchError, Result};
 use serde_json::json;
 
-use crate::stats::{now_us, result_line};
+use crate::stats::{now_us, per_second, result_line};
 
 /// A body of `size` bytes (printable, not compressible to nothing).
 pub(crate) fn body(size: usize) -> Bytes {
@@ -362,12 +362,7 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
         None => producer.shutdown().await,
     };
     let ok = ok.load(Ordering::Relaxed);
-    #[allow(clippy::cast_precision_loss)]
-    let overall = if elapsed > 0.0 {
-        ok as f64 / elapsed
-    } else {
-        0.0
-    };
+    let overall = per_second(ok, elapsed);
     let windowed = {
         let s = snapshots
             .lock()

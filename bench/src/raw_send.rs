@@ -22,7 +22,7 @@ use crate::args::Flags;
 use crate::drain::queues_with_addrs;
 use crate::error::{BenchError, Result};
 use crate::produce::{body, claim_loops};
-use crate::stats::result_line;
+use crate::stats::{per_second, result_line};
 use crate::topic::instance;
 
 /// How long one batch may wait for its answer.
@@ -99,12 +99,7 @@ pub(crate) async fn raw_send(flags: &Flags) -> Result<()> {
     let elapsed = started.elapsed().as_secs_f64();
     client.shutdown().await;
     let stored = stored.load(Ordering::Relaxed);
-    #[allow(clippy::cast_precision_loss)]
-    let rate = if elapsed > 0.0 {
-        stored as f64 / elapsed
-    } else {
-        0.0
-    };
+    let rate = per_second(stored, elapsed);
     let line = json!({
         "client": "raw-send",
         "mode": "async",

@@ -177,6 +177,13 @@ impl Stats {
     }
 }
 
+/// `n` per second over `secs` seconds (0 when no time passed).
+pub(crate) fn per_second(n: u64, secs: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let n = n as f64;
+    if secs > 0.0 { n / secs } else { 0.0 }
+}
+
 /// The `RESULT {json}` line bench/runner.py reads.
 pub(crate) fn result_line(value: &serde_json::Value) -> String {
     format!("RESULT {value}")
