@@ -13,7 +13,7 @@
 //! rmq-bench set-pop-mode    --topic T --group G
 //! rmq-bench raw-pull        --topic T --group G --expect N [--batch 32]
 //! rmq-bench raw-send        --topic T --count N [--size S] [--batch-messages 32] [--inflight 1000]
-//! rmq-bench rtt-floor       --client single|tasks|direct --count N [--rate 5000] [--queues 8] [--workers W]
+//! rmq-bench rtt-floor       --client single|tasks|direct|callers --count N [--rate 5000] [--queues 8] [--workers W]
 //! rmq-bench chart           --input RESULTS.json --output CHART.svg
 //! ```
 //! Every mode accepts `--namesrv` (default `NAMESRV_ADDR`, else
