@@ -78,7 +78,7 @@ CEILING_CLIENTS = ["rmq-push-fake", "rmq-pull-fake"]
 # consumer), the same with each queue task writing its own requests (direct), a task per outstanding request
 # awaiting its answer beside one connection task (callers: a synchronous producer's least); single, tasks
 # and callers also on the current-thread runtime (-ct); in the shape of the latency scenario and of the sync
-# producer (its rate, its senders).
+# and async producers (their rates, their requests in flight).
 FLOOR_CLIENTS = ["floor-single", "floor-tasks", "floor-direct", "floor-callers", "floor-single-ct",
                  "floor-tasks-ct", "floor-callers-ct"]
 # Clients that exist only in their scenario.
@@ -587,8 +587,8 @@ class Bench:
         java_batch_bytes = min(self.a.batch_bytes, self.a.batch_messages * size)
         batch_messages = min(self.a.batch_messages, max(1, self.a.batch_bytes // max(1, size)))
         # Unmeasured: the broker's JIT compiles its single-message and batch store paths first. On a
-        # fresh broker one run of N batched messages was not enough: the broker stored batches at
-        # 77-90 k msg/s in the three repetitions after it, at 120-220 k after some millions.
+        # fresh broker the intake of batches climbed over the first millions of messages (57 k, 79 k,
+        # 94 k msg/s in the first runs of 400 000, then 87-96 k), so one run of N was not enough.
         warm = BATCHING_WARMUP_RUNS * n
         for what, argv in (("single sends", self.rmq("produce", "--topic", topic, "--count", str(n), "--size",
                                                      str(size), "--mode", "async", "--inflight", str(inflight))),
@@ -1047,9 +1047,10 @@ def targets(rows, scenarios=("drain", "latency", "produce")):
                          f"({single * 1e6:.1f}) (informative)")
             # A synchronous send is awaited by its caller's task: the least of the layouts with a
             # task per sender woken by its answer, on either runtime.
-            per_sender = [(v, c) for c, v in figs.items()
-                          if v is not None and c.removesuffix("-ct") in ("floor-tasks", "floor-direct", "floor-callers")]
-            if floor_s == "floor-produce-sync" and per_sender:
+            per_sender = [] if floor_s != "floor-produce-sync" else [
+                (v, c) for c, v in figs.items()
+                if v is not None and c.removesuffix("-ct") in ("floor-tasks", "floor-direct", "floor-callers")]
+            if per_sender:
                 least, which = min(per_sender)
                 verdict = "below" if limit < least else "above"
                 line += (f"; with a task per sender woken by its answer (a synchronous send's shape) the "

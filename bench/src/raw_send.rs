@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rmq_protocol::header::SendMessageRequestHeaderV2;
-use rmq_protocol::message::{encode_batch, property};
+use rmq_protocol::message::{encode_batch, encode_properties, property};
+use rmq_protocol::names::AUTO_CREATE_TOPIC;
 use rmq_protocol::{Message, RemotingCommand, RequestCode, ResponseCode, epoch_millis};
 use rmq_remoting::{ClientOptions, RemotingClient};
 use serde_json::json;
@@ -62,13 +63,13 @@ pub(crate) async fn raw_send(flags: &Flags) -> Result<()> {
             let header = SendMessageRequestHeaderV2 {
                 producer_group: group,
                 topic,
-                default_topic: "TBW102".into(),
+                default_topic: AUTO_CREATE_TOPIC.to_owned(),
                 default_topic_queue_nums: 4,
                 queue_id: mq.queue_id,
                 sys_flag: 0,
                 born_timestamp: epoch_millis(std::time::SystemTime::now()),
                 flag: 0,
-                properties: Some(format!("{}\u{1}true\u{2}", property::WAIT)),
+                properties: Some(encode_properties([(property::WAIT, "true")])),
                 reconsume_times: Some(0),
                 unit_mode: Some(false),
                 max_reconsume_times: None,
