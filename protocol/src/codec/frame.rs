@@ -305,6 +305,27 @@ fn parse_frame(
     })
 }
 
+/// Room read past a frame's end in the buffer [`make_room`] allocates: the
+/// start of the next frame.
+const READ_AHEAD: usize = 8 * 1024;
+
+/// Makes room in `src`, which holds the start of a `len`-byte frame, for
+/// the rest of it. Frames are handed out as slices of the read buffer, so
+/// its allocation is usually still shared with earlier frames (their
+/// message bodies): when it cannot be reused, the frame gets a buffer of
+/// its own and only its start is copied (`BytesMut::reserve` would also
+/// copy the earlier frames' bytes when it grows an allocation no one else
+/// holds any more).
+fn make_room(src: &mut BytesMut, len: usize) {
+    let additional = len.saturating_sub(src.len());
+    if src.capacity() >= len || src.try_reclaim(additional) {
+        return;
+    }
+    let mut own = BytesMut::with_capacity(len.saturating_add(READ_AHEAD));
+    own.extend_from_slice(src);
+    *src = own;
+}
+
 impl RemotingCodec {
     /// The next whole frame in `src` (length word excluded), with its header
     /// length and serialize type; `None` until it has arrived.
@@ -335,7 +356,7 @@ impl RemotingCodec {
             } => (len, header_len, serialize_type),
         };
         if src.len() < len {
-            src.reserve(len.saturating_sub(src.len()));
+            make_room(src, len);
             return Ok(None);
         }
         self.state = DecodeState::Head;
@@ -609,5 +630,58 @@ mod tests {
         }
         let mut codec = RemotingCodec::new();
         assert!(codec.decode_eof(&mut BytesMut::new()).unwrap().is_none());
+    }
+
+    /// Frames arriving in small reads, each kept (as message bodies are
+    /// while they are consumed) or dropped at once: every frame decodes
+    /// whole, the kept ones stay intact, and the read buffer stays about
+    /// one frame large.
+    #[test]
+    fn frames_read_in_pieces_beside_kept_or_dropped_frames() {
+        let mut frames = Vec::new();
+        let mut wire = BytesMut::new();
+        for i in 0..12_u8 {
+            let body = Bytes::from(vec![i; 20_000 + usize::from(i) * 1_000]);
+            let cmd = route_query(SerializeType::Json, LanguageCode::Java)
+                .with_opaque(i32::from(i))
+                .with_body(body);
+            RemotingCodec::new().encode(&cmd, &mut wire).unwrap();
+            frames.push(cmd);
+        }
+        for keep in [true, false] {
+            let mut codec = RemotingCodec::new();
+            let mut src = BytesMut::new();
+            let mut kept = Vec::new();
+            let mut decoded = 0;
+            let mut largest = 0;
+            let mut rest = &wire[..];
+            while !rest.is_empty() {
+                // As tokio-util's FramedRead reads: room for one byte, then
+                // a read of what fits (here at most 4 KiB).
+                src.reserve(1);
+                let n = rest.len().min(4_096).min(src.capacity() - src.len());
+                let (piece, after) = rest.split_at(n);
+                src.extend_from_slice(piece);
+                rest = after;
+                while let Some((frame, _, _)) = codec.decode_frame(&mut src).unwrap() {
+                    decoded += 1;
+                    if keep {
+                        kept.push(frame);
+                    }
+                }
+                largest = largest.max(src.capacity());
+            }
+            assert!(src.is_empty());
+            assert_eq!(decoded, frames.len());
+            assert!(
+                largest <= 32_000 + READ_AHEAD + 4_096,
+                "keep {keep}: the read buffer grew to {largest} bytes"
+            );
+            for (frame, cmd) in kept.iter().zip(&frames) {
+                let mut again = BytesMut::new();
+                RemotingCodec::new().encode(cmd, &mut again).unwrap();
+                assert_eq!(frame[..], again[4..], "frame {} changed", cmd.opaque);
+            }
+        }
     }
 }
