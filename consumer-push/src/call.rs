@@ -3,8 +3,10 @@
 
 use std::any::Any;
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -53,6 +55,10 @@ impl CallFailure {
 
 /// Runs `call` for at most `timeout`, catching a panic.
 ///
+/// The call is polled once before any timer exists: most listeners answer
+/// on their first poll, and those cost no timer. One that waits is given
+/// the rest of `timeout`, counted from before its first poll.
+///
 /// # Errors
 ///
 /// [`CallFailure`] when it panicked or timed out.
@@ -60,7 +66,18 @@ pub(crate) async fn guarded<T>(
     timeout: Duration,
     call: impl Future<Output = T>,
 ) -> Result<T, CallFailure> {
-    match tokio::time::timeout(timeout, AssertUnwindSafe(call).catch_unwind()).await {
+    let started = tokio::time::Instant::now();
+    let mut call = pin!(AssertUnwindSafe(call).catch_unwind());
+    if let Poll::Ready(done) = poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+        return done.map_err(CallFailure::Panicked);
+    }
+    let deadline = started.checked_add(timeout);
+    let waited = match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, call).await,
+        // A timeout beyond the clock's range: no deadline at all.
+        None => Ok(call.await),
+    };
+    match waited {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(panic)) => Err(CallFailure::Panicked(panic)),
         Err(_) => Err(CallFailure::TimedOut(timeout)),
@@ -108,5 +125,34 @@ mod tests {
         assert_eq!(failure.to_string(), "the listener panicked: boom");
         let slow = guarded(Duration::from_secs(1), std::future::pending::<()>()).await;
         assert!(matches!(slow, Err(CallFailure::TimedOut(_))));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_that_waits_keeps_its_timeout_and_panic_guard() {
+        let started = tokio::time::Instant::now();
+        let waited = guarded(Duration::from_secs(2), async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            9
+        })
+        .await;
+        assert!(matches!(waited, Ok(9)));
+        let late = guarded(Duration::from_secs(2), async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        })
+        .await;
+        assert!(matches!(late, Err(CallFailure::TimedOut(_))));
+        // The deadline counts from the call's start: 1.5 s, then 2 s.
+        assert_eq!(started.elapsed(), Duration::from_millis(3500));
+        let panicked = guarded(Duration::from_secs(2), async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            if true {
+                panic!("late boom");
+            }
+        })
+        .await;
+        let Err(failure) = panicked else {
+            panic!("expected a failure")
+        };
+        assert_eq!(failure.to_string(), "the listener panicked: late boom");
     }
 }

@@ -5,10 +5,19 @@
 //! bytes, span) with a 50 ms pause; PULL_MESSAGE with SUSPEND (15 s
 //! hold); on FOUND filter, restore retry topics, put into the process
 //! queue and hand the new messages to the consume service — never waiting
-//! for them to be consumed.
+//! for them to be consumed: the concurrent service's calls run in the loop's
+//! own task, polled beside the next pull (and during pauses), so a listener
+//! that answers at once costs no task hand-over; orderly consumption runs in
+//! tasks of its own.
 
+use std::future::{Future, poll_fn};
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 
 use rmq_client_core::{PullResult, PullStatus};
 use rmq_consumer_base::{
@@ -17,7 +26,7 @@ use rmq_consumer_base::{
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::MessageModel;
 use rmq_protocol::header::PullMessageRequestHeader;
-use rmq_protocol::{MessageQueue, ResponseCode};
+use rmq_protocol::{MessageExt, MessageQueue, ResponseCode};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, trace, warn};
 
@@ -47,6 +56,7 @@ pub(crate) fn spawn(
         broker_id: 0,
         flow_controlled: 0,
         header: PullMessageRequestHeader::default(),
+        fresh: Vec::new(),
     };
     inner.core.tasks().spawn(loop_.run().instrument(span));
 }
@@ -64,6 +74,9 @@ struct PullLoop {
     /// The last request's header, refilled for the next (no allocation per
     /// pull).
     header: PullMessageRequestHeader,
+    /// Concurrent consumption: the messages of the last answer that are new
+    /// to the process queue, for `run` to consume.
+    fresh: Vec<MessageExt>,
 }
 
 /// What to do after one iteration.
@@ -77,20 +90,45 @@ enum Next {
 impl PullLoop {
     async fn run(mut self) {
         debug!(offset = self.next_offset, "pull loop started");
+        // The listener calls of this queue's pulled batches (concurrent
+        // consumption), run by this task beside its pulls: a call that
+        // answers at once costs no task of its own and wakes no other
+        // thread; one that waits is polled whenever this task runs.
+        let mut consuming = FuturesUnordered::new();
         loop {
             if self.cancel.is_cancelled() || self.pq.is_dropped() {
                 break;
             }
-            let next = self.iteration().await;
+            let next = beside(&mut consuming, self.iteration()).await;
+            let fresh = std::mem::take(&mut self.fresh);
+            if !fresh.is_empty() {
+                let (inner, pq, mq) = (self.inner.clone(), self.pq.clone(), self.mq.clone());
+                consuming.push(concurrent::service::consume(inner, pq, mq, fresh));
+            }
             let pause = match next {
                 Next::Stop => break,
                 Next::After(d) => d,
             };
             if !pause.is_zero() {
-                tokio::select! {
-                    () = tokio::time::sleep(pause) => {}
-                    () = self.cancel.cancelled() => break,
+                let cancel = &self.cancel;
+                let paused = async {
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => true,
+                        () = cancel.cancelled() => false,
+                    }
+                };
+                if !beside(&mut consuming, paused).await {
+                    break;
                 }
+            }
+        }
+        // The calls in flight end (a dropped queue's results are ignored);
+        // shutdown aborts them after its await timeout.
+        if !consuming.is_empty() {
+            let abort = self.inner.core.cancel().clone();
+            tokio::select! {
+                () = async { while consuming.next().await.is_some() {} } => {}
+                () = abort.cancelled() => {}
             }
         }
         debug!(offset = self.next_offset, "pull loop stopped");
@@ -228,10 +266,8 @@ impl PullLoop {
                         orderly::service::submit(&self.pq);
                     }
                 } else {
-                    let fresh = self.pq.track_messages(msgs);
-                    if !fresh.is_empty() {
-                        concurrent::service::submit(&self.inner, &self.pq, &self.mq, fresh);
-                    }
+                    // `run` hands them to the listener.
+                    self.fresh = self.pq.track_messages(msgs);
                 }
                 Next::After(cfg.pull_interval)
             }
@@ -338,6 +374,21 @@ fn pull_status_name(status: PullStatus) -> &'static str {
         PullStatus::OffsetIllegal => "OFFSET_ILLEGAL",
         _ => "OTHER",
     }
+}
+
+/// Polls `fut` to its end, running `calls` whenever this task is polled
+/// (their outputs are discarded; a finished call leaves the set).
+async fn beside<F: Future>(
+    calls: &mut FuturesUnordered<impl Future<Output = ()>>,
+    fut: F,
+) -> F::Output {
+    let mut fut = pin!(fut);
+    poll_fn(|cx| {
+        let out = fut.as_mut().poll(cx);
+        while let Poll::Ready(Some(())) = calls.poll_next_unpin(cx) {}
+        out
+    })
+    .await
 }
 
 /// Which flow-control threshold stops the queue's next pull, if any (Java

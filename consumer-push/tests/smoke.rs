@@ -3,6 +3,7 @@
 //! equal the queues' max offsets and no task of the consumer is left.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -101,6 +102,106 @@ async fn thousand_messages_over_four_queues_consumed_once() {
 
         // No task of the consumer outlives shutdown.
         wait_tasks_back_to(&metrics, baseline).await;
+        env.shutdown().await;
+    })
+    .await;
+}
+
+/// Listener calls that wait (a third of them) and calls that answer at once
+/// share `consume_concurrency` permits: never more calls run at once, each
+/// message is consumed once with its CONSUME_START_TIME stamped, and the
+/// offsets are committed up to the queues' ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_and_immediate_calls_share_the_permits() {
+    const CONCURRENCY: usize = 3;
+    const COUNT: usize = 600;
+    within(LONG_TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        let ns = env.namesrv().to_owned();
+        let topic = env.topic("cp_permits", QUEUES).await;
+        env.produce(&topic, COUNT, |i| format!("p-{i}")).await;
+
+        let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let unstamped = Arc::new(AtomicUsize::new(0));
+        let (sink, run, top, bad) = (
+            seen.clone(),
+            running.clone(),
+            most.clone(),
+            unstamped.clone(),
+        );
+        let group = rmq_testkit::unique_name("cg");
+        let consumer = PushConsumer::builder()
+            .group(group.as_str())
+            .namesrv_addr(ns.clone())
+            .consume_from(ConsumeFrom::FirstOffset)
+            .consume_concurrency(CONCURRENCY)
+            .consume_batch_max_size(1)
+            .subscribe(topic.as_str(), "*")
+            .start(listener_fn(move |msgs, _ctx| {
+                let now = rmq_testkit::raw::now_ms();
+                let in_flight = run.fetch_add(1, Ordering::SeqCst) + 1;
+                top.fetch_max(in_flight, Ordering::SeqCst);
+                let waits = msgs.iter().any(|m| m.queue_offset % 3 == 0);
+                for m in msgs {
+                    let start = m
+                        .property("CONSUME_START_TIME")
+                        .and_then(|v| v.parse::<i64>().ok());
+                    if !start.is_some_and(|s| s >= m.store_timestamp && s <= now) {
+                        bad.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let body = String::from_utf8_lossy(&m.body).into_owned();
+                    *sink.lock().unwrap().entry(body).or_default() += 1;
+                }
+                let run = run.clone();
+                Box::pin(async move {
+                    if waits {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    run.fetch_sub(1, Ordering::SeqCst);
+                    ConsumeResult::Success
+                })
+            }))
+            .await
+            .expect("consumer starts");
+
+        poll_until(
+            Duration::from_secs(120),
+            Duration::from_millis(50),
+            "every message consumed",
+            || async {
+                let n = seen.lock().unwrap().len();
+                if n == COUNT {
+                    Ok(())
+                } else {
+                    Err(format!("only {n} of {COUNT} consumed"))
+                }
+            },
+        )
+        .await;
+        wait_all_committed(&consumer).await;
+        consumer.shutdown().await.expect("shutdown");
+
+        let most = most.load(Ordering::SeqCst);
+        assert!(
+            most <= CONCURRENCY,
+            "{most} listener calls ran at once, consume_concurrency is {CONCURRENCY}"
+        );
+        assert_eq!(
+            unstamped.load(Ordering::SeqCst),
+            0,
+            "messages without a valid CONSUME_START_TIME"
+        );
+        let seen = seen.lock().unwrap().clone();
+        let dups: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
+        assert!(dups.is_empty(), "consumed more than once: {dups:?}");
+        for queue_id in 0..QUEUES {
+            let mq = env.mq(&topic, queue_id);
+            let max = env.max_offset(&mq).await;
+            let committed = env.committed_offset(&group, &mq).await;
+            assert_eq!(committed, Some(max), "queue {queue_id}: committed offset");
+        }
         env.shutdown().await;
     })
     .await;

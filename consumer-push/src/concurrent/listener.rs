@@ -140,8 +140,10 @@ impl ConsumeContext {
 /// The consumer calls it with batches of at most
 /// `consume_batch_max_size` messages (default 1) of one queue, at most
 /// `consume_concurrency` calls at a time (default 20), in no particular
-/// order across calls. It runs on the tokio runtime: await I/O, do not
-/// block the thread.
+/// order across calls. It runs on the tokio runtime, in the task that
+/// pulls the messages' queue: await I/O, do not block the thread (CPU-heavy
+/// work belongs in `tokio::task::spawn_blocking` or a pool of its own; a
+/// call that blocks also holds back its queue's next pull answer).
 ///
 /// A call that panics counts as [`ConsumeResult::ReconsumeLater`] (logged);
 /// a call that exceeds the consume timeout (default 15 min) is dropped at

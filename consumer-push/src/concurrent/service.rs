@@ -1,14 +1,19 @@
 //! The concurrent consume service (Java `ConsumeMessageConcurrentlyService`):
-//! batches from the pull loops become tracked tasks that wait for one of
-//! `consume_concurrency` semaphore permits, call the listener, then settle
-//! the batch (send failures back, remove from the process queue, commit).
+//! a pulled batch becomes listener calls, each holding one of
+//! `consume_concurrency` semaphore permits while it runs, then settled
+//! (failures sent back, messages removed from the process queue, offsets
+//! committed). A queue's pull loop runs its batches' calls beside its pulls
+//! ([`consume`]); local retries run in a task of their own ([`submit`]).
 
+use std::future::{Future, poll_fn};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rmq_protocol::{MessageExt, MessageQueue};
+use tokio::sync::{SemaphorePermit, TryAcquireError};
 use tracing::{Instrument, debug, error, warn};
 
 use crate::call::guarded;
@@ -21,9 +26,11 @@ use crate::send_back::send_back;
 use crate::telemetry;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
-/// messages and schedules them: one tracked task per submitted batch runs
-/// its calls concurrently, each waiting for its own semaphore permit (so at
-/// most `consume_concurrency` calls are in flight overall). Never waits.
+/// messages and runs them, in a tracked task of their own: the calls run
+/// concurrently, each waiting for its own semaphore permit (so at most
+/// `consume_concurrency` calls are in flight overall). Never waits. The
+/// pull loops run their batches themselves ([`consume`]); this serves the
+/// local retries.
 pub(crate) fn submit(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
@@ -33,16 +40,11 @@ pub(crate) fn submit(
     if msgs.is_empty() {
         return;
     }
-    let task_inner = inner.clone();
-    let pq = pq.clone();
-    // The pull loop's copy of the queue, shared by the batch's calls and their contexts.
-    let mq = mq.clone();
+    let abort = inner.core.cancel().clone();
+    // Boxed: the listener calls' state would make this task's future
+    // large, and spawning moves a future by value several times.
+    let calls = Box::pin(consume(inner.clone(), pq.clone(), mq.clone(), msgs));
     inner.core.tasks().spawn(async move {
-        let inner = task_inner;
-        let abort = inner.core.cancel().clone();
-        // Boxed: the listener calls' state would make this task's future
-        // large, and spawning moves a future by value several times.
-        let calls = Box::pin(consume_all(&inner, &pq, &mq, msgs));
         tokio::select! {
             () = calls => {}
             () = abort.cancelled() => {}
@@ -50,8 +52,27 @@ pub(crate) fn submit(
     });
 }
 
-/// Runs the listener calls of one submitted batch concurrently; each call
+/// The listener calls of `msgs` (as [`submit`] runs them) as a future
+/// that owns what it needs, for the pull loop of `mq` to poll beside its
+/// pulls.
+pub(crate) async fn consume(
+    inner: Arc<Inner>,
+    pq: Arc<ProcessQueue>,
+    mq: Arc<MessageQueue>,
+    msgs: Vec<MessageExt>,
+) {
+    consume_all(&inner, &pq, &mq, msgs).await;
+}
+
+/// Runs the listener calls of one batch concurrently; each call
 /// borrows its slice of `msgs` (no copy of a message, no list per call).
+///
+/// Each call is polled once right here: one that ends on its first poll
+/// (a listener that does not wait, the common case) leaves no future
+/// behind, and the offsets of all such calls that acknowledged everything
+/// leave the process queue and reach the offset store together. A call
+/// that waits (for a permit or in the listener) joins a set polled
+/// concurrently and settles on its own.
 async fn consume_all(
     inner: &Arc<Inner>,
     pq: &Arc<ProcessQueue>,
@@ -59,16 +80,64 @@ async fn consume_all(
     mut msgs: Vec<MessageExt>,
 ) {
     let size = inner.config.consume_batch_max_size.max(1);
-    if msgs.len() <= size {
-        consume_batch(inner, pq, mq, &mut msgs).await;
+    // Calls that start now (a permit free) share this start time; one that
+    // waits for a permit marks its own.
+    rmq_consumer_base::mark_consume_start(&mut msgs);
+    let offsets: Vec<i64> = msgs.iter().map(|m| m.queue_offset).collect();
+    let mut acked = Vec::with_capacity(offsets.len());
+    let mut waiting = FuturesUnordered::new();
+    // The permit of a call that ended on its first poll serves the next
+    // call: calls that run one after the other need one permit between them.
+    let mut held = None;
+    for (i, batch) in msgs.chunks_mut(size).enumerate() {
+        let first = i.saturating_mul(size);
+        let range = first..first.saturating_add(batch.len());
+        // Boxed: a waiting call moves into the set as a pointer.
+        let mut call = Box::pin(consume_batch(inner, pq, mq, batch, held.take()));
+        match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+            Poll::Ready((settled, permit)) => {
+                held = permit;
+                if settled == Settled::Acked {
+                    acked.extend_from_slice(offsets.get(range).unwrap_or_default());
+                }
+            }
+            Poll::Pending => waiting.push(async move { (range, call.await.0) }),
+        }
+    }
+    drop(held);
+    remove_and_commit(inner, pq, mq, acked);
+    while let Some((range, settled)) = waiting.next().await {
+        if settled == Settled::Acked {
+            let offsets = offsets.get(range).unwrap_or_default();
+            remove_and_commit(inner, pq, mq, offsets.iter().copied());
+        }
+    }
+}
+
+/// How a listener call ended, for [`consume_all`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// Every message acknowledged: the caller removes them from the
+    /// process queue and commits.
+    Acked,
+    /// Nothing left to do (settled, or not consumed at all).
+    Done,
+}
+
+/// Removes acknowledged `offsets` from the process queue and commits the
+/// queue's new consume offset.
+fn remove_and_commit(
+    inner: &Inner,
+    pq: &ProcessQueue,
+    mq: &MessageQueue,
+    offsets: impl IntoIterator<Item = i64>,
+) {
+    let mut offsets = offsets.into_iter().peekable();
+    if offsets.peek().is_none() {
         return;
     }
-    let mut calls = FuturesUnordered::new();
-    for batch in msgs.chunks_mut(size) {
-        // Boxed: the set then moves a pointer, not the call's large state.
-        calls.push(Box::pin(consume_batch(inner, pq, mq, batch)));
-    }
-    while calls.next().await.is_some() {}
+    let store = inner.core.offset_store();
+    pq.remove_and_commit(offsets, |offset| store.update_offset(mq, offset, true));
 }
 
 /// Consumes `msgs` again after the local re-consume delay (their
@@ -92,25 +161,41 @@ fn spawn_later(
     });
 }
 
-async fn consume_batch(
-    inner: &Arc<Inner>,
+/// One listener call of `msgs` (with `permit` if the caller holds one) and
+/// its settlement, except the removal and commit of a call that
+/// acknowledged everything ([`Settled::Acked`]: the caller does it). The
+/// permit comes back when the call ended with no send-back to make.
+async fn consume_batch<'a>(
+    inner: &'a Arc<Inner>,
     pq: &Arc<ProcessQueue>,
     shared_mq: &Arc<MessageQueue>,
-    msgs: &mut [MessageExt],
-) {
+    msgs: &'a mut [MessageExt],
+    permit: Option<SemaphorePermit<'a>>,
+) -> (Settled, Option<SemaphorePermit<'a>>) {
     let mq: &MessageQueue = shared_mq;
-    let permit = tokio::select! {
-        permit = inner.semaphore.clone().acquire_owned() => match permit {
-            Ok(p) => p,
-            Err(_) => return,
-        },
-        () = inner.stop_consume.cancelled() => return,
+    // The permit handed over, a free one at once, or wait for one.
+    let permit = match permit.map_or_else(|| inner.semaphore.try_acquire(), Ok) {
+        Ok(p) => p,
+        Err(TryAcquireError::Closed) => return (Settled::Done, None),
+        Err(TryAcquireError::NoPermits) => {
+            let permit = tokio::select! {
+                permit = inner.semaphore.acquire() => match permit {
+                    Ok(p) => p,
+                    Err(_) => return (Settled::Done, None),
+                },
+                () = inner.stop_consume.cancelled() => return (Settled::Done, None),
+            };
+            rmq_consumer_base::mark_consume_start(msgs);
+            permit
+        }
     };
+    if inner.stop_consume.is_cancelled() {
+        return (Settled::Done, None);
+    }
     if pq.is_dropped() {
         debug!(queue = %mq, "queue dropped; not consuming");
-        return;
+        return (Settled::Done, Some(permit));
     }
-    rmq_consumer_base::mark_consume_start(msgs);
     let started = Instant::now();
     pq.begin_consume(started);
     inner.metrics.call_started();
@@ -122,10 +207,9 @@ async fn consume_batch(
     let took = started.elapsed();
     inner.metrics.call_ended();
     pq.end_consume();
-    drop(permit);
     if pq.is_dropped() {
         debug!(queue = %mq, "queue dropped while consuming; result ignored, messages will be redelivered");
-        return;
+        return (Settled::Done, Some(permit));
     }
     let first_failed = settle::first_failed(result, ctx.ack_index(), msgs.len());
     pq.metrics.consumed(took, msgs.len(), first_failed);
@@ -137,6 +221,13 @@ async fn consume_batch(
             "RECONSUME_LATER"
         },
     );
+    if first_failed == msgs.len() {
+        // Every message acknowledged (the common case): the caller removes
+        // and commits them with the batch's other acknowledged calls.
+        return (Settled::Acked, Some(permit));
+    }
+    // Send-backs can take long: they hold no permit.
+    drop(permit);
     let mut sent_back = Vec::new();
     let failed = msgs.get(first_failed..).unwrap_or_default();
     match FailurePolicy::for_model(inner.model()) {
@@ -166,15 +257,8 @@ async fn consume_batch(
             }
         }
     }
-    let store = inner.core.offset_store();
-    let commit = |offset| store.update_offset(mq, offset, true);
-    if first_failed == msgs.len() {
-        // Every message acknowledged (the common case): nothing to collect.
-        pq.remove_and_commit(msgs.iter().map(|m| m.queue_offset), commit);
-        return;
-    }
     let settlement = settle::settle(msgs, first_failed, &sent_back);
-    pq.remove_and_commit(settlement.remove.iter().copied(), commit);
+    remove_and_commit(inner, pq, mq, settlement.remove.iter().copied());
     if !settlement.retry_locally.is_empty() {
         spawn_later(
             inner,
@@ -183,6 +267,7 @@ async fn consume_batch(
             settlement.retry_locally,
         );
     }
+    (Settled::Done, None)
 }
 
 /// One listener call: a panic or exceeding the consume timeout count as
