@@ -54,7 +54,7 @@ pub(crate) struct Inner {
     pub(crate) subscriptions: Subscriptions,
     /// The assigned queues.
     pub(crate) queues: QueueTable,
-    /// Child of the root: consume tasks waiting for a permit, local retries.
+    /// Child of the root: listener calls waiting for a permit, local retries.
     pub(crate) stop_consume: CancellationToken,
     /// Child of `stop_consume`: rebalance, pull loops, persist loop.
     pub(crate) stop_pull: CancellationToken,

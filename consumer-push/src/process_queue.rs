@@ -1,7 +1,7 @@
 //! [`ProcessQueue`]: the messages of one assigned queue between pull and
 //! commit (Java `ProcessQueue`).
 //!
-//! The pull loop puts every pulled batch in; consume tasks take their
+//! The pull loop puts every pulled batch in; listener calls take their
 //! messages out once they are done (consumed, or handed back to the
 //! broker). The commit offset is the smallest offset still held, or one
 //! past the largest ever held when nothing is left — so it never passes a
@@ -58,7 +58,7 @@ struct State {
 }
 
 /// One held message: its body length (for the byte count) and, in orderly
-/// mode, the message itself (concurrent consume tasks own their messages,
+/// mode, the message itself (concurrent listener calls own their messages,
 /// so the queue only tracks offsets and sizes there, without copies). Boxed,
 /// so the map's nodes stay small and inserts and removals move 16 bytes.
 #[derive(Debug)]

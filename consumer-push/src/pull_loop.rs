@@ -11,7 +11,7 @@
 //! tasks of its own.
 
 use std::future::{Future, poll_fn};
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -63,7 +63,7 @@ pub(crate) fn spawn(
 
 struct PullLoop {
     inner: Arc<Inner>,
-    /// Shared with the consume tasks of its batches.
+    /// Shared with the listener calls of its batches.
     mq: Arc<MessageQueue>,
     pq: Arc<ProcessQueue>,
     next_offset: i64,
@@ -99,7 +99,12 @@ impl PullLoop {
             if self.cancel.is_cancelled() || self.pq.is_dropped() {
                 break;
             }
-            let next = beside(&mut consuming, self.iteration()).await;
+            let next = {
+                // Pinned here, so that `beside` holds a pointer, not a
+                // second copy of the iteration's state.
+                let iteration = pin!(self.iteration());
+                beside(&mut consuming, iteration).await
+            };
             let fresh = std::mem::take(&mut self.fresh);
             if !fresh.is_empty() {
                 let (inner, pq, mq) = (self.inner.clone(), self.pq.clone(), self.mq.clone());
@@ -111,12 +116,12 @@ impl PullLoop {
             };
             if !pause.is_zero() {
                 let cancel = &self.cancel;
-                let paused = async {
+                let paused = pin!(async {
                     tokio::select! {
                         () = tokio::time::sleep(pause) => true,
                         () = cancel.cancelled() => false,
                     }
-                };
+                });
                 if !beside(&mut consuming, paused).await {
                     break;
                 }
@@ -380,9 +385,8 @@ fn pull_status_name(status: PullStatus) -> &'static str {
 /// (their outputs are discarded; a finished call leaves the set).
 async fn beside<F: Future>(
     calls: &mut FuturesUnordered<impl Future<Output = ()>>,
-    fut: F,
+    mut fut: Pin<&mut F>,
 ) -> F::Output {
-    let mut fut = pin!(fut);
     poll_fn(|cx| {
         let out = fut.as_mut().poll(cx);
         while let Poll::Ready(Some(())) = calls.poll_next_unpin(cx) {}

@@ -1,6 +1,6 @@
 //! Concurrent consumption (Java `MessageListenerConcurrently` and
-//! `ConsumeMessageConcurrentlyService`): the listener, the consume tasks and
-//! the decisions after a call.
+//! `ConsumeMessageConcurrentlyService`): the listener, the listener calls of
+//! a pulled batch and the decisions after a call.
 
 pub(crate) mod listener;
 pub(crate) mod service;
