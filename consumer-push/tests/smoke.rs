@@ -58,23 +58,7 @@ async fn thousand_messages_over_four_queues_consumed_once() {
             consumer.inspect()
         );
 
-        poll_until(
-            Duration::from_secs(120),
-            Duration::from_millis(50),
-            "every message consumed",
-            || async {
-                let n = seen.lock().unwrap().len();
-                if n == MESSAGES {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "only {n} of {MESSAGES} consumed; queues: {:#?}",
-                        consumer.inspect()
-                    ))
-                }
-            },
-        )
-        .await;
+        wait_consumed(&seen, MESSAGES, &consumer).await;
         // Every queue empty and committed up to where it pulled.
         wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
@@ -92,13 +76,7 @@ async fn thousand_messages_over_four_queues_consumed_once() {
             assert!(seen.contains_key(&format!("m-{i}")), "m-{i} missing");
         }
 
-        for queue_id in 0..QUEUES {
-            let mq = env.mq(&topic, queue_id);
-            let max = env.max_offset(&mq).await;
-            let committed = env.committed_offset(&group, &mq).await;
-            assert!(max > 0, "queue {queue_id} got messages");
-            assert_eq!(committed, Some(max), "queue {queue_id}: committed offset");
-        }
+        assert_committed_to_the_end(&env, &topic, &group).await;
 
         // No task of the consumer outlives shutdown.
         wait_tasks_back_to(&metrics, baseline).await;
@@ -166,20 +144,7 @@ async fn waiting_and_immediate_calls_share_the_permits() {
             .await
             .expect("consumer starts");
 
-        poll_until(
-            Duration::from_secs(120),
-            Duration::from_millis(50),
-            "every message consumed",
-            || async {
-                let n = seen.lock().unwrap().len();
-                if n == COUNT {
-                    Ok(())
-                } else {
-                    Err(format!("only {n} of {COUNT} consumed"))
-                }
-            },
-        )
-        .await;
+        wait_consumed(&seen, COUNT, &consumer).await;
         wait_all_committed(&consumer).await;
         consumer.shutdown().await.expect("shutdown");
 
@@ -196,12 +161,7 @@ async fn waiting_and_immediate_calls_share_the_permits() {
         let seen = seen.lock().unwrap().clone();
         let dups: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
         assert!(dups.is_empty(), "consumed more than once: {dups:?}");
-        for queue_id in 0..QUEUES {
-            let mq = env.mq(&topic, queue_id);
-            let max = env.max_offset(&mq).await;
-            let committed = env.committed_offset(&group, &mq).await;
-            assert_eq!(committed, Some(max), "queue {queue_id}: committed offset");
-        }
+        assert_committed_to_the_end(&env, &topic, &group).await;
         env.shutdown().await;
     })
     .await;
@@ -440,6 +400,43 @@ async fn broadcasting_delivers_everything_to_every_member() {
         env.shutdown().await;
     })
     .await;
+}
+
+/// Waits (bounded) until `seen` holds `count` distinct bodies.
+async fn wait_consumed(
+    seen: &Mutex<HashMap<String, usize>>,
+    count: usize,
+    consumer: &PushConsumer,
+) {
+    poll_until(
+        Duration::from_secs(120),
+        Duration::from_millis(50),
+        "every message consumed",
+        || async {
+            let n = seen.lock().unwrap().len();
+            if n == count {
+                Ok(())
+            } else {
+                Err(format!(
+                    "only {n} of {count} consumed; queues: {:#?}",
+                    consumer.inspect()
+                ))
+            }
+        },
+    )
+    .await;
+}
+
+/// Every queue of `topic` got messages and `group`'s committed offset at
+/// the broker is the queue's max offset.
+async fn assert_committed_to_the_end(env: &Env, topic: &str, group: &str) {
+    for queue_id in 0..QUEUES {
+        let mq = env.mq(topic, queue_id);
+        let max = env.max_offset(&mq).await;
+        let committed = env.committed_offset(group, &mq).await;
+        assert!(max > 0, "queue {queue_id} got messages");
+        assert_eq!(committed, Some(max), "queue {queue_id}: committed offset");
+    }
 }
 
 /// Waits (bounded) until every assigned queue holds nothing and its
