@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::task::Poll;
@@ -68,7 +68,7 @@ pub(crate) async fn guarded<T>(
 ) -> Result<T, CallFailure> {
     let started = tokio::time::Instant::now();
     let mut call = pin!(AssertUnwindSafe(call).catch_unwind());
-    if let Poll::Ready(done) = poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+    if let Poll::Ready(done) = futures::poll!(call.as_mut()) {
         return done.map_err(CallFailure::Panicked);
     }
     let deadline = started.checked_add(timeout);

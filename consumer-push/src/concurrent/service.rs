@@ -5,7 +5,6 @@
 //! committed). A queue's pull loop runs its batches' calls beside its pulls
 //! ([`consume`]); local retries run in a task of their own ([`submit`]).
 
-use std::future::{Future, poll_fn};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Instant;
@@ -52,20 +51,10 @@ pub(crate) fn submit(
     });
 }
 
-/// The listener calls of `msgs` (as [`submit`] runs them) as a future
-/// that owns what it needs, for the pull loop of `mq` to poll beside its
-/// pulls.
-pub(crate) async fn consume(
-    inner: Arc<Inner>,
-    pq: Arc<ProcessQueue>,
-    mq: Arc<MessageQueue>,
-    msgs: Vec<MessageExt>,
-) {
-    consume_all(&inner, &pq, &mq, msgs).await;
-}
-
-/// Runs the listener calls of one batch concurrently; each call
-/// borrows its slice of `msgs` (no copy of a message, no list per call).
+/// Runs the listener calls of one batch concurrently (owning what they
+/// need: the pull loop of `mq` polls this beside its pulls, [`submit`]
+/// spawns it); each call borrows its slice of `msgs` (no copy of a
+/// message, no list per call).
 ///
 /// Each call is polled once right here: one that ends on its first poll
 /// (a listener that does not wait, the common case) leaves no future
@@ -73,12 +62,13 @@ pub(crate) async fn consume(
 /// leave the process queue and reach the offset store together. A call
 /// that waits (for a permit or in the listener) joins a set polled
 /// concurrently and settles on its own.
-async fn consume_all(
-    inner: &Arc<Inner>,
-    pq: &Arc<ProcessQueue>,
-    mq: &Arc<MessageQueue>,
+pub(crate) async fn consume(
+    inner: Arc<Inner>,
+    pq: Arc<ProcessQueue>,
+    mq: Arc<MessageQueue>,
     mut msgs: Vec<MessageExt>,
 ) {
+    let (inner, pq, mq) = (&inner, &pq, &mq);
     let size = inner.config.consume_batch_max_size.max(1);
     // Calls that start now (a permit free) share this start time; one that
     // waits for a permit marks its own.
@@ -94,7 +84,7 @@ async fn consume_all(
         let range = first..first.saturating_add(batch.len());
         // Boxed: a waiting call moves into the set as a pointer.
         let mut call = Box::pin(consume_batch(inner, pq, mq, batch, held.take()));
-        match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+        match futures::poll!(call.as_mut()) {
             Poll::Ready((settled, permit)) => {
                 held = permit;
                 if settled == Settled::Acked {
@@ -114,7 +104,7 @@ async fn consume_all(
     }
 }
 
-/// How a listener call ended, for [`consume_all`].
+/// How a listener call ended, for [`consume`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Settled {
     /// Every message acknowledged: the caller removes them from the
