@@ -6,7 +6,7 @@
 use rmq_client_core::now_ms;
 use rmq_protocol::MessageExt;
 use rmq_protocol::body::SubscriptionData;
-use rmq_protocol::message::{SharedValue, property};
+use rmq_protocol::message::{Properties, SharedValue, property};
 
 /// Keeps the messages whose tag `sub` accepts — the broker filters by tag
 /// hash code, so hash collisions let foreign tags through; this compares
@@ -45,7 +45,8 @@ pub fn restore_retry_topic(msg: &mut MessageExt, retry_topic: &str) {
 /// Stamps `CONSUME_START_TIME` (now, ms since the epoch) on messages a
 /// listener is about to get (Java `ConsumeMessageConcurrentlyService`); one
 /// value shared by the batch, and by every batch of the same millisecond
-/// on this thread.
+/// on this thread; the messages of one pull response keep sharing one list
+/// of their added pairs.
 pub fn mark_consume_start(msgs: &mut [MessageExt]) {
     thread_local! {
         static LAST: std::cell::RefCell<Option<(i64, SharedValue)>> =
@@ -60,11 +61,10 @@ pub fn mark_consume_start(msgs: &mut [MessageExt]) {
             value
         }
     });
-    for m in msgs {
-        m.message
-            .properties
-            .insert_shared(property::CONSUME_START_TIME, &start);
-    }
+    Properties::insert_shared_in(
+        msgs.iter_mut().map(|m| &mut m.message.properties),
+        &[(property::CONSUME_START_TIME, &start)],
+    );
 }
 
 #[cfg(test)]

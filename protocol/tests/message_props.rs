@@ -189,6 +189,9 @@ fn hand_decode_batch(mut b: &[u8]) -> Vec<(i32, Vec<u8>, Vec<u8>)> {
     out
 }
 
+/// Names the changes of [`properties_in_place_agree_with_the_map`] use.
+const NAMES: [&str; 6] = ["a", "b", "c", "ab", "ba", "bc"];
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -295,28 +298,42 @@ proptest! {
 
     /// Properties read in place agree with the map decoder on any string of
     /// names, values and separators (duplicates, empties, missing 0x01), and
-    /// after edits with a map given the same edits.
+    /// after changes with a map given the same changes: pairs set or removed
+    /// in one message, and pairs set in two messages at once (which then
+    /// share them).
     #[test]
     fn properties_in_place_agree_with_the_map(
         pieces in vec(prop_oneof![
             Just("\u{1}".to_owned()), Just("\u{2}".to_owned()), "[ab]{0,2}".prop_map(|s| s),
         ], 0..40),
-        edits in vec(("[abc]{1,2}", proptest::option::of("[xy]{1,2}")), 0..6),
+        edits in vec((0..NAMES.len(), 0..3u8, "[xy]{1,2}"), 0..8),
     ) {
         let text: String = pieces.concat();
-        let mut map = message::decode_properties(text.as_bytes()).unwrap();
-        let mut props = message::Properties::from_wire(Bytes::from(text)).unwrap();
-        prop_assert_eq!(&props, &map);
-        for (name, value) in edits {
-            match value {
-                Some(v) => {
-                    props.insert(name.clone(), v.clone());
-                    map.insert(name, v);
+        let map = message::decode_properties(text.as_bytes()).unwrap();
+        let mut maps = [map.clone(), map];
+        let props = message::Properties::from_wire(Bytes::from(text)).unwrap();
+        let mut props = [props.clone(), props];
+        prop_assert_eq!(&props[0], &maps[0]);
+        for (name, kind, value) in edits {
+            let name = NAMES[name];
+            match kind {
+                0 => {
+                    props[0].insert(name, value.clone());
+                    maps[0].insert(name.to_owned(), value);
                 }
-                None => prop_assert_eq!(props.remove(&name), map.remove(&name)),
+                1 => prop_assert_eq!(props[0].remove(name), maps[0].remove(name)),
+                _ => {
+                    let shared = message::SharedValue::from(value.as_str());
+                    message::Properties::insert_shared_in(&mut props, &[(name, &shared)]);
+                    for map in &mut maps {
+                        map.insert(name.to_owned(), value.clone());
+                    }
+                }
             }
-            prop_assert_eq!(props.len(), map.len());
-            prop_assert_eq!(props.to_map(), map.clone());
+            for (props, map) in props.iter().zip(&maps) {
+                prop_assert_eq!(props.len(), map.len());
+                prop_assert_eq!(props.to_map(), map.clone());
+            }
         }
     }
 

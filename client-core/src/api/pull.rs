@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use rmq_protocol::header::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_flag};
-use rmq_protocol::message::{SharedValue, decode_messages, property};
+use rmq_protocol::message::{Properties, SharedValue, decode_messages, property};
 use rmq_protocol::{
     MessageExt, MessageQueue, RawCommand, RemotingCommand, RequestCode, ResponseCode,
 };
@@ -118,20 +118,21 @@ impl PullResult {
             return Ok(Vec::new());
         }
         let mut msgs = decode_messages(&self.body)?;
-        // One value per batch, shared by its messages (formatted on the
-        // stack: one allocation each).
-        let min = SharedValue::from(itoa::Buffer::new().format(self.min_offset));
-        let max = SharedValue::from(itoa::Buffer::new().format(self.max_offset));
         for msg in &mut msgs {
             msg.broker_name.clone_from(&mq.broker_name);
             msg.queue_id = mq.queue_id;
             if let Some(delta) = self.offset_delta {
                 msg.queue_offset = msg.queue_offset.saturating_add(delta);
             }
-            let props = &mut msg.message.properties;
-            props.insert_shared(property::MIN_OFFSET, &min);
-            props.insert_shared(property::MAX_OFFSET, &max);
         }
+        // One value and one list of the two pairs per batch, shared by its
+        // messages.
+        let min = SharedValue::from(itoa::Buffer::new().format(self.min_offset));
+        let max = SharedValue::from(itoa::Buffer::new().format(self.max_offset));
+        Properties::insert_shared_in(
+            msgs.iter_mut().map(|m| &mut m.message.properties),
+            &[(property::MIN_OFFSET, &min), (property::MAX_OFFSET, &max)],
+        );
         Ok(msgs)
     }
 }

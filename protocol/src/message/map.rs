@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use bytestring::ByteString;
@@ -43,10 +44,17 @@ pub struct Properties {
     /// A properties string as stored (UTF-8), read with Java's
     /// `string2messageProperties` rules on each lookup.
     wire: ByteString,
-    /// Pairs set or removed since: one entry per name, overriding `wire`;
-    /// `None` hides a pair of `wire`.
+    /// Pairs set for many messages at once ([`insert_shared_in`](Self::insert_shared_in)),
+    /// overriding `wire`: one list shared by the messages of a batch, one name
+    /// each.
+    shared: Option<SharedPairs>,
+    /// Pairs set or removed one message at a time: one entry per name,
+    /// overriding `shared` and `wire`; `None` hides a pair of either.
     edits: Vec<(ByteString, Option<ByteString>)>,
 }
+
+/// The pairs of [`Properties::shared`].
+type SharedPairs = Arc<[(ByteString, ByteString)]>;
 
 /// A property value that many messages can share without copying (a pull
 /// response's `MIN_OFFSET`, say): cloning it is a reference-count increment.
@@ -91,6 +99,7 @@ impl Properties {
     pub const fn new() -> Self {
         Properties {
             wire: ByteString::new(),
+            shared: None,
             edits: Vec::new(),
         }
     }
@@ -123,6 +132,7 @@ impl Properties {
         if pieces < MAX_WIRE_PAIRS {
             return Properties {
                 wire,
+                shared: None,
                 edits: Vec::new(),
             };
         }
@@ -145,12 +155,18 @@ impl Properties {
         }
         Properties {
             wire: ByteString::new(),
+            shared: None,
             edits,
         }
     }
 
     fn edit(&self, name: &str) -> Option<usize> {
         self.edits.iter().position(|(k, _)| &**k == name)
+    }
+
+    fn shared_get(&self, name: &str) -> Option<&str> {
+        let pairs = self.shared.as_deref()?;
+        pairs.iter().find(|(k, _)| &**k == name).map(|(_, v)| &**v)
     }
 
     /// The last pair of the stored string named `name`: the same answer as
@@ -186,7 +202,7 @@ impl Properties {
     pub fn get(&self, name: &str) -> Option<&str> {
         match self.edit(name) {
             Some(i) => self.edits.get(i).and_then(|(_, v)| v.as_deref()),
-            None => self.wire_get(name),
+            None => self.shared_get(name).or_else(|| self.wire_get(name)),
         }
     }
 
@@ -213,6 +229,49 @@ impl Properties {
         self.set(ByteString::from_static(name), Some(value.0.clone()));
     }
 
+    /// Sets the same pairs in many messages' properties, as
+    /// [`insert_shared`](Self::insert_shared) would in each: properties that
+    /// were alike before (those of one pull response, say) share one list of
+    /// the pairs afterwards, so a batch costs one allocation instead of one
+    /// per message. A later name in `pairs` wins over an earlier one.
+    ///
+    /// ```
+    /// use rmq_protocol::message::{Properties, SharedValue, property};
+    /// let (min, max) = (SharedValue::from("0"), SharedValue::from("4096"));
+    /// let mut batch = vec![Properties::new(); 32];
+    /// Properties::insert_shared_in(
+    ///     &mut batch,
+    ///     &[(property::MIN_OFFSET, &min), (property::MAX_OFFSET, &max)],
+    /// );
+    /// assert!(batch.iter().all(|p| p.get("MAX_OFFSET") == Some("4096")));
+    /// ```
+    pub fn insert_shared_in<'a>(
+        all: impl IntoIterator<Item = &'a mut Properties>,
+        pairs: &[(&'static str, &SharedValue)],
+    ) {
+        // The shared list of the previous message, and what it became.
+        let mut last: Option<(Option<SharedPairs>, SharedPairs)> = None;
+        for props in all {
+            // A name set here no longer has an edit of its own.
+            if !props.edits.is_empty() {
+                props
+                    .edits
+                    .retain(|(k, _)| !pairs.iter().any(|(name, _)| **k == **name));
+            }
+            let after = match &last {
+                Some((before, after)) if same_pairs(before.as_ref(), props.shared.as_ref()) => {
+                    after.clone()
+                }
+                _ => {
+                    let after = with_pairs(props.shared.as_deref(), pairs);
+                    last = Some((props.shared.clone(), after.clone()));
+                    after
+                }
+            };
+            props.shared = Some(after);
+        }
+    }
+
     fn set(&mut self, name: ByteString, value: Option<ByteString>) {
         match self.edit(&name) {
             Some(i) => {
@@ -233,7 +292,7 @@ impl Properties {
     /// Removes a property, returning its value.
     pub fn remove(&mut self, name: &str) -> Option<String> {
         let old = self.get(name)?.to_owned();
-        if self.wire_get(name).is_some() {
+        if self.wire_get(name).is_some() || self.shared_get(name).is_some() {
             self.set(text(name), None);
         } else if let Some(i) = self.edit(name) {
             self.edits.remove(i);
@@ -246,6 +305,7 @@ impl Properties {
         Iter {
             props: self,
             wire: wire_pairs(&self.wire),
+            shared: self.shared.as_deref().unwrap_or_default().iter(),
             edits: self.edits.iter(),
         }
     }
@@ -271,6 +331,37 @@ impl Properties {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect()
     }
+}
+
+/// Whether two messages hold the same shared list (or none).
+fn same_pairs(a: Option<&SharedPairs>, b: Option<&SharedPairs>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
+/// `before`'s pairs with `pairs` set (one entry per name, the last wins).
+fn with_pairs(
+    before: Option<&[(ByteString, ByteString)]>,
+    pairs: &[(&'static str, &SharedValue)],
+) -> SharedPairs {
+    let before = before.unwrap_or_default();
+    let mut all: Vec<(ByteString, ByteString)> = Vec::with_capacity(before.len() + pairs.len());
+    all.extend(
+        before
+            .iter()
+            .filter(|(k, _)| !pairs.iter().any(|(name, _)| **k == **name))
+            .cloned(),
+    );
+    for (name, value) in pairs {
+        match all.iter_mut().find(|(k, _)| **k == **name) {
+            Some(slot) => slot.1 = value.0.clone(),
+            None => all.push((ByteString::from_static(name), value.0.clone())),
+        }
+    }
+    Arc::from(all)
 }
 
 /// A static text for names and values set often, so setting them copies
@@ -348,6 +439,7 @@ impl<'a> Iterator for WirePairs<'a> {
 pub struct Iter<'a> {
     props: &'a Properties,
     wire: WirePairs<'a>,
+    shared: std::slice::Iter<'a, (ByteString, ByteString)>,
     edits: std::slice::Iter<'a, (ByteString, Option<ByteString>)>,
 }
 
@@ -357,9 +449,15 @@ impl<'a> Iterator for Iter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         while let Some((k, v)) = self.wire.next() {
             // A pair that a later one or a change replaces is skipped.
-            let replaced =
-                self.props.edit(k).is_some() || self.wire.clone().any(|(later, _)| later == k);
+            let replaced = self.props.edit(k).is_some()
+                || self.props.shared_get(k).is_some()
+                || self.wire.clone().any(|(later, _)| later == k);
             if !replaced {
+                return Some((k, v));
+            }
+        }
+        for (k, v) in self.shared.by_ref() {
+            if self.props.edit(k).is_none() {
                 return Some((k, v));
             }
         }
@@ -496,6 +594,79 @@ mod tests {
         let max = SharedValue::from("7".to_owned());
         p.insert_shared(property::MAX_OFFSET, &max);
         assert_eq!(p.get(property::MAX_OFFSET), Some("7"));
+    }
+
+    #[test]
+    fn pairs_set_in_many_messages_are_shared_and_override_like_edits() {
+        let (min, max) = (SharedValue::from("0"), SharedValue::from("9"));
+        let mut batch = vec![wire("a\u{1}1\u{2}MAX_OFFSET\u{1}old\u{2}"); 3];
+        batch[2].insert(property::MIN_OFFSET, "edited");
+        batch[2].insert("c", "3");
+        Properties::insert_shared_in(
+            &mut batch,
+            &[(property::MIN_OFFSET, &min), (property::MAX_OFFSET, &max)],
+        );
+        let lists: Vec<&SharedPairs> = batch.iter().filter_map(|p| p.shared.as_ref()).collect();
+        assert_eq!(lists.len(), 3);
+        assert!(
+            Arc::ptr_eq(lists[0], lists[1]),
+            "alike properties share one list"
+        );
+        for p in &batch[..2] {
+            assert_eq!(
+                sorted(p),
+                [("MAX_OFFSET", "9"), ("MIN_OFFSET", "0"), ("a", "1")]
+            );
+        }
+        // The edit of a name set for the batch is gone; others stay.
+        assert_eq!(
+            sorted(&batch[2]),
+            [
+                ("MAX_OFFSET", "9"),
+                ("MIN_OFFSET", "0"),
+                ("a", "1"),
+                ("c", "3")
+            ]
+        );
+
+        // Setting again replaces the shared value; a change of one message
+        // still overrides it, and removing hides it.
+        let start = SharedValue::from("1700000000000");
+        let again = SharedValue::from("10");
+        Properties::insert_shared_in(
+            &mut batch[..2],
+            &[
+                (property::CONSUME_START_TIME, &start),
+                (property::MAX_OFFSET, &again),
+            ],
+        );
+        let p = &mut batch[0];
+        assert_eq!(p.get(property::MAX_OFFSET), Some("10"));
+        assert_eq!(p.get(property::CONSUME_START_TIME), Some("1700000000000"));
+        assert_eq!(p.len(), 4);
+        p.insert(property::MAX_OFFSET, "11");
+        assert_eq!(p.get(property::MAX_OFFSET), Some("11"));
+        assert_eq!(p.remove(property::MAX_OFFSET).as_deref(), Some("11"));
+        assert_eq!(p.get(property::MAX_OFFSET), None);
+        assert_eq!(p.remove(property::MIN_OFFSET).as_deref(), Some("0"));
+        assert_eq!(
+            sorted(p),
+            [("CONSUME_START_TIME", "1700000000000"), ("a", "1")]
+        );
+        // The other message of the batch is untouched by those changes.
+        assert_eq!(batch[1].get(property::MAX_OFFSET), Some("10"));
+        assert_eq!(batch[1].get(property::MIN_OFFSET), Some("0"));
+
+        let built: Properties = [
+            ("a", "1"),
+            ("MIN_OFFSET", "0"),
+            ("MAX_OFFSET", "10"),
+            ("CONSUME_START_TIME", "1700000000000"),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(batch[1], built);
+        assert_eq!(batch[1].to_map(), built.to_map());
     }
 
     #[test]
