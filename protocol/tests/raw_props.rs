@@ -257,6 +257,21 @@ proptest! {
     }
 }
 
+/// A JSON header that is not UTF-8 is refused by both decoders alike (the
+/// raw decoder checks the header once and leaves it to the map decoder).
+#[test]
+fn a_header_that_is_not_utf8_is_refused_alike() {
+    for header in [
+        &b"{\"code\":0,\"remark\":\"\xff\"}"[..],
+        b"{\"code\":0,\"extFields\":{\"a\":\"\xc3\"}}",
+    ] {
+        let wire = frame(0, header, b"");
+        let (map, raw) = both(&wire);
+        assert!(map.is_err(), "the map decoder refuses {header:?}");
+        assert_eq!(map.err(), raw.err());
+    }
+}
+
 #[test]
 fn a_pull_answer_reads_in_place_and_converts_back() {
     let header = br#"{"code":0,"extFields":{"suggestWhichBrokerId":"0","nextBeginOffset":"32","minOffset":"0","maxOffset":"100","topicSysFlag":"0","groupSysFlag":"0"},"flag":1,"language":"JAVA","opaque":7,"serializeTypeCurrentRPC":"JSON","version":475}"#;

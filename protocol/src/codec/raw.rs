@@ -20,6 +20,7 @@ use std::fmt;
 use std::ops::Range;
 
 use bytes::{Bytes, BytesMut};
+use bytestring::ByteString;
 use tokio_util::codec::Decoder;
 
 use crate::code::{LanguageCode, RequestCode, ResponseCode, SerializeType};
@@ -56,25 +57,31 @@ pub struct RawCommand {
 enum Ext {
     /// Decoded by the map decoder (or converted from a command).
     Map(HashMap<String, String>),
-    /// The JSON header and its `extFields` entries, in order.
+    /// The JSON header (checked UTF-8 once, when the frame was read) and
+    /// its `extFields` entries, in order.
     Json {
-        header: Bytes,
+        header: ByteString,
         fields: Vec<(Text, Text)>,
     },
 }
 
-/// A key or value of a JSON header's `extFields`: its bytes in the header,
-/// valid UTF-8 (the scanner checked the whole header) and free of escapes.
+/// A key or value of a JSON header's `extFields`: its place in the header,
+/// between two quotes (so on char boundaries), free of escapes.
 #[derive(Clone)]
 struct Text(Range<usize>);
 
 impl Text {
-    fn bytes<'a>(&self, header: &'a [u8]) -> &'a [u8] {
-        header.get(self.0.clone()).unwrap_or_default()
+    fn bytes<'a>(&self, header: &'a str) -> &'a [u8] {
+        header.as_bytes().get(self.0.clone()).unwrap_or_default()
     }
 
-    fn str<'a>(&self, header: &'a [u8]) -> &'a str {
-        std::str::from_utf8(self.bytes(header)).unwrap_or_default()
+    /// Whether this is `key` (lengths compared first: most keys differ there).
+    fn is(&self, header: &str, key: &str) -> bool {
+        self.0.len() == key.len() && self.bytes(header) == key.as_bytes()
+    }
+
+    fn str<'a>(&self, header: &'a str) -> &'a str {
+        header.get(self.0.clone()).unwrap_or_default()
     }
 }
 
@@ -137,7 +144,7 @@ impl RawCommand {
             Ext::Json { header, fields } => fields
                 .iter()
                 .rev()
-                .find(|(k, _)| k.bytes(header) == key.as_bytes())
+                .find(|(k, _)| k.is(header, key))
                 .map(|(_, v)| v.str(header)),
         }
     }
@@ -281,9 +288,12 @@ pub(super) fn parse_raw(
         .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
     let body = frame.slice(header_end..);
     if serialize_type == SerializeType::Json {
-        if let Some(raw) = scan_json(header_bytes) {
-            let header = frame.slice(4..header_end);
-            return Ok(raw.into_command_parts(header, body));
+        // The one UTF-8 check of the header: every string in it is then valid
+        // text (its quotes are ASCII), read by slicing.
+        if let Ok(header) = ByteString::try_from(frame.slice(4..header_end)) {
+            if let Some(raw) = scan_json(&header) {
+                return Ok(raw.into_command_parts(header, body));
+            }
         }
     }
     let h = match serialize_type {
@@ -310,7 +320,7 @@ struct JsonRaw {
 }
 
 impl JsonRaw {
-    fn into_command_parts(self, header: Bytes, body: Bytes) -> RawCommand {
+    fn into_command_parts(self, header: ByteString, body: Bytes) -> RawCommand {
         let h = self.top;
         RawCommand {
             code: h.code,
@@ -334,13 +344,13 @@ impl JsonRaw {
 /// strings (or null). `None` for anything else (unknown members, escapes,
 /// numbers in `extFields`, a syntax error): the map decoder then reads it (and
 /// reports its errors), so this only decides how fast, never what.
-fn scan_json(header: &[u8]) -> Option<JsonRaw> {
-    // Whole-header UTF-8 check: every string then is valid text (its quotes are ASCII).
-    std::str::from_utf8(header).ok()?;
+fn scan_json(text: &str) -> Option<JsonRaw> {
+    let header = text.as_bytes();
     // Brokers write compact JSON: no control byte anywhere (checked without stopping early, so
     // on vector registers). Strings are then scanned for their end with memchr.
     let controls = header.iter().fold(false, |acc, &c| acc | (c < 0x20));
     let mut sc = Scanner {
+        text,
         b: header,
         i: 0,
         controls,
@@ -407,6 +417,7 @@ fn scan_json(header: &[u8]) -> Option<JsonRaw> {
 /// A cursor over JSON text for [`scan_json`]; every method returns `None`
 /// where the text leaves the subset it reads.
 struct Scanner<'a> {
+    text: &'a str,
     b: &'a [u8],
     i: usize,
     /// Whether `b` holds a control byte (whitespace included).
@@ -467,7 +478,7 @@ impl Scanner<'_> {
     }
 
     fn text(&self, r: Range<usize>) -> Option<&str> {
-        std::str::from_utf8(self.b.get(r)?).ok()
+        self.text.get(r)
     }
 
     /// A JSON integer (no fraction, no exponent, no leading zero) that fits
@@ -519,13 +530,13 @@ impl Scanner<'_> {
 mod tests {
     use super::*;
 
-    const BROKER: &[u8] = br#"{"code":0,"extFields":{"suggestWhichBrokerId":"0","nextBeginOffset":"32","minOffset":"0","maxOffset":"100"},"flag":1,"language":"JAVA","opaque":-7,"serializeTypeCurrentRPC":"JSON","version":475}"#;
+    const BROKER: &str = r#"{"code":0,"extFields":{"suggestWhichBrokerId":"0","nextBeginOffset":"32","minOffset":"0","maxOffset":"100"},"flag":1,"language":"JAVA","opaque":-7,"serializeTypeCurrentRPC":"JSON","version":475}"#;
 
-    fn field<'a>(raw: &'a JsonRaw, header: &'a [u8], key: &str) -> Option<&'a str> {
+    fn field<'a>(raw: &'a JsonRaw, header: &'a str, key: &str) -> Option<&'a str> {
         raw.fields
             .iter()
             .rev()
-            .find(|(k, _)| k.bytes(header) == key.as_bytes())
+            .find(|(k, _)| k.is(header, key))
             .map(|(_, v)| v.str(header))
     }
 
@@ -539,37 +550,32 @@ mod tests {
         assert_eq!(raw.top.language, LanguageCode::Java);
         assert_eq!(field(&raw, BROKER, "nextBeginOffset"), Some("32"));
         assert_eq!(raw.fields.len(), 4);
-        let spaced = br#" { "code" : 17 , "remark" : "no route" , "extFields" : null } "#;
+        let spaced = r#" { "code" : 17 , "remark" : "no route" , "extFields" : null } "#;
         let raw = scan_json(spaced).expect("scanned");
         assert_eq!(raw.top.code, 17);
         assert_eq!(raw.top.remark.as_deref(), Some("no route"));
         assert!(raw.fields.is_empty());
-        let raw = scan_json(br#"{"code":0,"remark":null,"extFields":{}}"#).expect("scanned");
+        let raw = scan_json(r#"{"code":0,"remark":null,"extFields":{}}"#).expect("scanned");
         assert_eq!(raw.top.remark, None);
     }
 
     #[test]
     fn the_scanner_leaves_everything_else_to_the_map_decoder() {
         for header in [
-            &br#"{"code":0,"extFields":{"a":"x\"y"}}"#[..],
-            br#"{"code":0,"extFields":{"a":1}}"#,
-            br#"{"code":0,"extFields":{"a":null}}"#,
-            br#"{"code":0,"other":1}"#,
-            br#"{"code":1.0}"#,
-            br#"{"code":01}"#,
-            br#"{"code":2147483648}"#,
-            br#"{"code":0,"language":12}"#,
-            br#"{"flag":1}"#,
-            br#"{"code":0} x"#,
-            br#"{"code":0,}"#,
-            b"{\"code\":0,\"remark\":\"a\nb\"}",
-            b"{\"code\":0,\"remark\":\"\xff\"}",
+            r#"{"code":0,"extFields":{"a":"x\"y"}}"#,
+            r#"{"code":0,"extFields":{"a":1}}"#,
+            r#"{"code":0,"extFields":{"a":null}}"#,
+            r#"{"code":0,"other":1}"#,
+            r#"{"code":1.0}"#,
+            r#"{"code":01}"#,
+            r#"{"code":2147483648}"#,
+            r#"{"code":0,"language":12}"#,
+            r#"{"flag":1}"#,
+            r#"{"code":0} x"#,
+            r#"{"code":0,}"#,
+            "{\"code\":0,\"remark\":\"a\nb\"}",
         ] {
-            assert!(
-                scan_json(header).is_none(),
-                "{}",
-                String::from_utf8_lossy(header)
-            );
+            assert!(scan_json(header).is_none(), "{header}");
         }
     }
 }
