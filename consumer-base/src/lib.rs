@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 mod core;
+pub mod engine;
 mod error;
 mod grpc;
 mod health;

@@ -1,0 +1,1 @@
+//! The gRPC fetch engine (the 5.x proxy).

@@ -1,0 +1,1 @@
+//! The remoting pop fetch engine (RocketMQ 5.x brokers).

@@ -1,0 +1,1 @@
+//! The remoting pull fetch engine.
