@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use rmq_grpc::{Result, Session, proto};
 
+use super::handle::Named;
+
 /// The proxy calls of the gRPC engine: what [`Session`] answers (see its
 /// methods for the errors of each).
 pub trait ProxyCalls: Send + Sync + 'static {
@@ -36,25 +38,22 @@ pub trait ProxyCalls: Send + Sync + 'static {
         entries: Vec<(String, String)>,
     ) -> impl Future<Output = Result<Vec<proto::AckMessageResultEntry>>> + Send;
 
-    /// `ChangeInvisibleDuration`: the renewed receipt handle.
+    /// `ChangeInvisibleDuration` of `msg`: the renewed receipt handle.
     fn change_invisible_duration(
         &self,
-        topic: &str,
         group: &str,
-        message_id: &str,
-        receipt_handle: &str,
+        msg: Named<'_>,
         invisible: Duration,
     ) -> impl Future<Output = Result<String>> + Send;
 
-    /// `ForwardMessageToDeadLetterQueue`.
+    /// `ForwardMessageToDeadLetterQueue` of `msg`, delivered `attempt`
+    /// times of at most `max_attempts`.
     fn forward_to_dead_letter_queue(
         &self,
-        topic: &str,
         group: &str,
-        message_id: &str,
-        receipt_handle: &str,
-        delivery_attempt: i32,
-        max_delivery_attempts: i32,
+        msg: Named<'_>,
+        attempt: i32,
+        max_attempts: i32,
     ) -> impl Future<Output = Result<()>> + Send;
 }
 
@@ -89,39 +88,22 @@ impl ProxyCalls for Session {
 
     fn change_invisible_duration(
         &self,
-        topic: &str,
         group: &str,
-        message_id: &str,
-        receipt_handle: &str,
+        msg: Named<'_>,
         invisible: Duration,
     ) -> impl Future<Output = Result<String>> + Send {
-        Session::change_invisible_duration(
-            self,
-            topic,
-            group,
-            message_id,
-            receipt_handle,
-            invisible,
-        )
+        let (topic, id, handle) = (msg.topic, msg.message_id, msg.receipt_handle);
+        Session::change_invisible_duration(self, topic, group, id, handle, invisible)
     }
 
     fn forward_to_dead_letter_queue(
         &self,
-        topic: &str,
         group: &str,
-        message_id: &str,
-        receipt_handle: &str,
-        delivery_attempt: i32,
-        max_delivery_attempts: i32,
+        msg: Named<'_>,
+        attempt: i32,
+        max_attempts: i32,
     ) -> impl Future<Output = Result<()>> + Send {
-        Session::forward_to_dead_letter_queue(
-            self,
-            topic,
-            group,
-            message_id,
-            receipt_handle,
-            delivery_attempt,
-            max_delivery_attempts,
-        )
+        let (topic, id, handle) = (msg.topic, msg.message_id, msg.receipt_handle);
+        Session::forward_to_dead_letter_queue(self, topic, group, id, handle, attempt, max_attempts)
     }
 }

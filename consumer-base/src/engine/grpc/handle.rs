@@ -36,6 +36,17 @@ pub struct Named<'a> {
     pub receipt_handle: &'a str,
 }
 
+impl<'a> Named<'a> {
+    /// The names of `h`.
+    pub fn of(h: &'a (impl Handle + ?Sized)) -> Self {
+        Named {
+            topic: h.topic(),
+            message_id: h.message_id(),
+            receipt_handle: h.receipt_handle(),
+        }
+    }
+}
+
 impl Handle for Named<'_> {
     fn topic(&self) -> &str {
         self.topic

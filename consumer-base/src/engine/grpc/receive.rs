@@ -228,6 +228,16 @@ mod tests {
         }
     }
 
+    /// An auto-renew receive of a loop's `attempt`.
+    async fn renewed(
+        script: &Script,
+        q: &proto::MessageQueue,
+        f: &proto::FilterExpression,
+        attempt: &mut AttemptId,
+    ) -> rmq_grpc::Result<Batch> {
+        receive(script, "G", spec(q, f, Hiding::AutoRenew), Some(attempt)).await
+    }
+
     fn attempt_ids(script: &Script) -> Vec<Option<String>> {
         script
             .calls()
@@ -251,13 +261,7 @@ mod tests {
         let (q, f) = (queue("b", -1, 6), rmq_grpc::filter_expression(false, "*"));
         let mut attempt = AttemptId::new();
         for _ in 0..4 {
-            let _ = receive(
-                &script,
-                "G",
-                spec(&q, &f, Hiding::AutoRenew),
-                Some(&mut attempt),
-            )
-            .await;
+            let _ = renewed(&script, &q, &f, &mut attempt).await;
         }
         let ids = attempt_ids(&script);
         let first = ids[0].clone().expect("an attempt id");
@@ -282,13 +286,7 @@ mod tests {
         script.receive_answers([Ok(vec![]), Ok(vec![])]);
         let (q, f) = (queue("b", 3, 6), rmq_grpc::filter_expression(true, "a > 1"));
         let mut attempt = AttemptId::new();
-        let _ = receive(
-            &script,
-            "G",
-            spec(&q, &f, Hiding::AutoRenew),
-            Some(&mut attempt),
-        )
-        .await;
+        let _ = renewed(&script, &q, &f, &mut attempt).await;
         let hidden = Hiding::For(Duration::from_secs(30));
         let _ = receive(
             &script,

@@ -10,7 +10,7 @@ use rmq_grpc::{Result, proto};
 
 use super::ack::Settled;
 use super::calls::ProxyCalls;
-use super::handle::Handle;
+use super::handle::{Handle, Named};
 
 /// A call the script answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,10 +19,10 @@ pub(super) enum Call {
     Receive(Box<proto::ReceiveMessageRequest>, Duration),
     /// Topic, group, entries.
     Ack(String, String, Vec<(String, String)>),
-    /// Topic, group, message id, handle, invisible time.
-    Change(String, String, String, String, Duration),
-    /// Topic, group, message id, handle, attempt, max attempts.
-    Dlq(String, String, String, String, i32, i32),
+    /// [topic, group, message id, handle], invisible time.
+    Change([String; 4], Duration),
+    /// [topic, group, message id, handle], attempt, max attempts.
+    Dlq([String; 4], i32, i32),
 }
 
 #[derive(Default)]
@@ -126,41 +126,29 @@ impl ProxyCalls for Script {
 
     async fn change_invisible_duration(
         &self,
-        topic: &str,
         group: &str,
-        message_id: &str,
-        receipt_handle: &str,
+        msg: Named<'_>,
         invisible: Duration,
     ) -> Result<String> {
-        let call = Call::Change(
-            topic.into(),
-            group.into(),
-            message_id.into(),
-            receipt_handle.into(),
-            invisible,
-        );
+        let call = Call::Change(owned(group, msg), invisible);
         self.answer(call, |s| s.changes.pop_front())
     }
 
     async fn forward_to_dead_letter_queue(
         &self,
-        topic: &str,
         group: &str,
-        message_id: &str,
-        receipt_handle: &str,
-        delivery_attempt: i32,
-        max_delivery_attempts: i32,
+        msg: Named<'_>,
+        attempt: i32,
+        max_attempts: i32,
     ) -> Result<()> {
-        let call = Call::Dlq(
-            topic.into(),
-            group.into(),
-            message_id.into(),
-            receipt_handle.into(),
-            delivery_attempt,
-            max_delivery_attempts,
-        );
+        let call = Call::Dlq(owned(group, msg), attempt, max_attempts);
         self.answer(call, |s| s.dlqs.pop_front())
     }
+}
+
+/// Topic, group, message id and handle of a settle call.
+fn owned(group: &str, m: Named<'_>) -> [String; 4] {
+    [m.topic, group, m.message_id, m.receipt_handle].map(str::to_owned)
 }
 
 /// A received message of topic `T` with its id and receipt handle.

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
 use super::calls::ProxyCalls;
-use super::handle::Handle;
+use super::handle::{Handle, Named};
 use super::rounds::retrying;
 
 /// `ChangeInvisibleDuration` of `msg` for `group`: hidden for `invisible`
@@ -25,13 +25,7 @@ pub async fn change_invisible<S: ProxyCalls>(
     invisible: Duration,
 ) -> rmq_grpc::Result<String> {
     session
-        .change_invisible_duration(
-            msg.topic(),
-            group,
-            msg.message_id(),
-            msg.receipt_handle(),
-            invisible,
-        )
+        .change_invisible_duration(group, Named::of(msg), invisible)
         .await
 }
 
@@ -76,14 +70,7 @@ pub async fn forward_to_dlq<S: ProxyCalls>(
 ) -> bool {
     let msg_id = msg.message_id();
     let forwarded = retrying("forwarding to the DLQ", msg_id, stop, || {
-        session.forward_to_dead_letter_queue(
-            msg.topic(),
-            group,
-            msg_id,
-            msg.receipt_handle(),
-            attempt,
-            max_attempts,
-        )
+        session.forward_to_dead_letter_queue(group, Named::of(msg), attempt, max_attempts)
     })
     .await
     .is_some();
@@ -95,10 +82,13 @@ pub async fn forward_to_dlq<S: ProxyCalls>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::handle::Named;
     use super::super::rounds::ROUND_PAUSE;
     use super::super::script::{Call, Script, refused, timed_out};
     use super::*;
+
+    fn names() -> [String; 4] {
+        ["T", "G", "m", "h"].map(str::to_owned)
+    }
 
     const MSG: Named<'static> = Named {
         topic: "T",
@@ -114,7 +104,7 @@ mod tests {
         assert_eq!(change_invisible(&script, "G", &MSG, d).await.unwrap(), "h2");
         assert!(change_invisible(&script, "G", &MSG, d).await.is_err());
         let calls = script.calls();
-        let expected = Call::Change("T".into(), "G".into(), "m".into(), "h".into(), d);
+        let expected = Call::Change(names(), d);
         assert_eq!(calls, [expected.clone(), expected]);
     }
 
@@ -130,17 +120,7 @@ mod tests {
         assert_eq!(started.elapsed(), ROUND_PAUSE * 3);
         let calls = script.calls();
         assert_eq!(calls.len(), 5);
-        assert_eq!(
-            calls.last(),
-            Some(&Call::Dlq(
-                "T".into(),
-                "G".into(),
-                "m".into(),
-                "h".into(),
-                17,
-                17
-            ))
-        );
+        assert_eq!(calls.last(), Some(&Call::Dlq(names(), 17, 17)));
         // A refusal ends it.
         script.dlq_answers([Err(refused())]);
         assert!(!forward_to_dlq(&script, "G", &MSG, 3, 17, &stop).await);
