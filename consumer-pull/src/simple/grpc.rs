@@ -1,27 +1,30 @@
 //! The simple consumer over the RocketMQ 5.x proxy ([`rmq_grpc::Session`]):
-//! chosen by [`SimpleConsumerBuilder::endpoint`](crate::SimpleConsumerBuilder::endpoint).
+//! chosen by [`SimpleConsumerBuilder::endpoint`](crate::SimpleConsumerBuilder::endpoint),
+//! over the gRPC engine ([`rmq_consumer_base::engine::grpc`]).
 //!
 //! As the Java gRPC client (`SimpleConsumerImpl`): the session's settings
 //! are a `SIMPLE_CONSUMER` of the group with its subscriptions; a receive
 //! takes the next readable queue of the topic's route (`QueryRoute`, master
-//! brokers) and long-polls `ReceiveMessage` there; acks are `AckMessage`
-//! (one request per topic), a longer hide is `ChangeInvisibleDuration`.
+//! brokers) and long-polls `ReceiveMessage` there (no attempt id); acks are
+//! `AckMessage` (one request per topic), a longer hide is
+//! `ChangeInvisibleDuration`.
 //! The proxy counts the deliveries and moves a message to `%DLQ%<group>`
 //! after the group's retry limit. It refuses an invisible time below its
 //! `minInvisibleTimeMillsForRecv` (10 s by default) with
 //! `ILLEGAL_INVISIBLE_TIME`.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmq_client_core::ClientConfig;
-use rmq_consumer_base::{Expression, Subscription};
-use rmq_grpc::{ClientSettings, Session, proto};
-use rmq_protocol::body::ExpressionType;
-use tokio::time::Instant;
+use rmq_consumer_base::Subscription;
+use rmq_consumer_base::engine::grpc::{
+    self as engine, ConsumerSession, Hiding, ReadableQueues, ReceiveSpec, Received, start_session,
+    subscription_entries,
+};
+use rmq_grpc::{Session, proto};
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
@@ -30,35 +33,15 @@ use crate::simple::config::SimpleConsumerConfig;
 use crate::simple::message::{GrpcHandle, ReceiptHandle, ReceivedMessage};
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
 
-/// How long a topic's readable queues from `QueryRoute` are used before
-/// asking again.
-const ROUTE_TTL: Duration = Duration::from_secs(30);
-
-type CachedQueues = (Instant, Arc<Vec<proto::MessageQueue>>);
-
 /// The gRPC state of a simple consumer.
 pub(crate) struct GrpcInner {
     pub(crate) config: SimpleConsumerConfig,
     pub(crate) session: Session,
     group: String,
     subscriptions: Mutex<Vec<Subscription>>,
-    queues: Mutex<HashMap<String, CachedQueues>>,
+    queues: ReadableQueues,
     next_queue: AtomicUsize,
     pub(crate) cancel: CancellationToken,
-}
-
-/// The subscription entries of the settings.
-pub(crate) fn entries(subs: &[Subscription]) -> Vec<proto::SubscriptionEntry> {
-    subs.iter()
-        .map(|s| {
-            let e = s.filter();
-            rmq_grpc::subscription_entry(&s.topic, is_sql(&e), e.text())
-        })
-        .collect()
-}
-
-pub(crate) fn is_sql(e: &Expression) -> bool {
-    e.kind() == ExpressionType::Sql92
 }
 
 impl GrpcInner {
@@ -69,16 +52,14 @@ impl GrpcInner {
         client: &ClientConfig,
     ) -> Result<GrpcInner> {
         let group = config.options.group().to_owned();
-        let grpc = rmq_consumer_base::grpc_config(endpoint, client)
-            .map_err(|e| Error::Config(rmq_protocol::ErrorChain(&e).to_string()))?;
-        let settings = ClientSettings::consumer(
-            proto::ClientType::SimpleConsumer,
-            &group,
-            entries(&config.subscriptions),
-            false,
-            config.await_duration,
-        );
-        let session = Session::start(grpc, settings, None).await?;
+        let consumer = ConsumerSession {
+            client_type: proto::ClientType::SimpleConsumer,
+            group: &group,
+            subs: &config.subscriptions,
+            fifo: false,
+            long_polling: config.await_duration,
+        };
+        let session = start_session(endpoint, client, consumer).await?;
         info!(
             group,
             endpoint,
@@ -90,7 +71,7 @@ impl GrpcInner {
             config,
             session,
             group,
-            queues: Mutex::new(HashMap::new()),
+            queues: ReadableQueues::new(),
             next_queue: AtomicUsize::new(0),
             cancel: CancellationToken::new(),
         })
@@ -113,7 +94,7 @@ impl GrpcInner {
         let entries = {
             let mut subs = self.subs();
             Subscription::upsert(&mut subs, sub);
-            entries(&subs)
+            subscription_entries(&subs)
         };
         self.session
             .update_pub_sub(rmq_grpc::consumer_pub_sub(
@@ -128,100 +109,48 @@ impl GrpcInner {
 
     /// The readable queues of master brokers of `topic` (cached).
     async fn readable_queues(&self, topic: &str) -> Result<Arc<Vec<proto::MessageQueue>>> {
-        if let Some((at, q)) = self
-            .queues
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(topic)
-        {
-            if at.elapsed() < ROUTE_TTL {
-                return Ok(q.clone());
-            }
-        }
-        let all = self.session.query_route(topic).await?;
-        let readable: Vec<_> = all
-            .into_iter()
-            .filter(|q| {
-                let p =
-                    proto::Permission::try_from(q.permission).unwrap_or(proto::Permission::None);
-                matches!(p, proto::Permission::Read | proto::Permission::ReadWrite)
-                    && q.broker.as_ref().is_some_and(|b| b.id == 0)
-            })
-            .collect();
-        if readable.is_empty() {
+        let queues = self.queues.of(&self.session, topic).await?;
+        if queues.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "topic {topic} has no readable queue at the proxy"
             )));
         }
-        let readable = Arc::new(readable);
-        self.queues
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(topic.to_owned(), (Instant::now(), readable.clone()));
-        Ok(readable)
+        Ok(queues)
     }
 
     async fn receive(&self, request: ReceiveRequest<'_>) -> Result<Vec<ReceivedMessage>> {
         let queues = self.readable_queues(request.topic).await?;
         let i = self.next_queue.fetch_add(1, Ordering::Relaxed) % queues.len().max(1);
-        let Some(queue) = queues.get(i).cloned() else {
+        let Some(queue) = queues.get(i) else {
             return Ok(Vec::new());
         };
-        let broker = queue
-            .broker
-            .as_ref()
-            .map(|b| b.name.clone())
-            .unwrap_or_default();
-        let req = proto::ReceiveMessageRequest {
-            group: Some(rmq_grpc::resource("", &self.group)),
-            message_queue: Some(queue),
-            filter_expression: Some(rmq_grpc::filter_expression(
-                is_sql(request.filter),
-                request.filter.text(),
-            )),
-            batch_size: i32::try_from(request.max).unwrap_or(32),
-            invisible_duration: Some(rmq_grpc::duration(request.invisible)),
-            auto_renew: false,
-            long_polling_timeout: None,
-            attempt_id: None,
+        let filter = engine::filter_expression(request.filter);
+        let spec = ReceiveSpec {
+            queue,
+            filter: &filter,
+            batch: request.max,
+            hiding: Hiding::For(request.invisible),
+            wait: request.wait,
         };
-        let received = self.session.receive_message(req, request.wait).await?;
-        received_messages(received, &broker, request.invisible)
+        let received = engine::receive(&self.session, &self.group, spec, None).await?;
+        Ok(received_messages(received.messages, request.invisible))
     }
 
     async fn ack(&self, handles: &[&ReceiptHandle]) -> Result<()> {
-        let mut by_topic: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
-        for h in handles {
-            let g = h.as_grpc()?;
-            by_topic
-                .entry(g.topic.as_str())
-                .or_default()
-                .push((g.message_id.clone(), g.handle.clone()));
+        let handles = handles
+            .iter()
+            .map(|h| h.as_grpc())
+            .collect::<Result<Vec<&GrpcHandle>>>()?;
+        let round = engine::ack_round(&self.session, &self.group, handles).await;
+        match round.failed.into_iter().next() {
+            Some(failure) => Err(Error::from(failure.error)),
+            None => Ok(()),
         }
-        for (topic, entries) in by_topic {
-            let results = self
-                .session
-                .ack_message(topic, &self.group, entries)
-                .await?;
-            for r in results {
-                if let Some(s) = r.status.filter(|s| s.code != proto::Code::Ok as i32) {
-                    return Err(Error::Grpc(rmq_grpc::Error::Proxy {
-                        rpc: "AckMessage",
-                        code: s.code,
-                        message: format!("message {}: {}", r.message_id, s.message),
-                    }));
-                }
-            }
-        }
-        Ok(())
     }
 
     async fn change(&self, handle: &ReceiptHandle, invisible: Duration) -> Result<ReceiptHandle> {
         let g = handle.as_grpc()?;
-        let renewed = self
-            .session
-            .change_invisible_duration(&g.topic, &self.group, &g.message_id, &g.handle, invisible)
-            .await?;
+        let renewed = engine::change_invisible(&self.session, &self.group, g, invisible).await?;
         Ok(ReceiptHandle::grpc(GrpcHandle {
             handle: renewed,
             invisible_ms: millis(invisible),
@@ -239,28 +168,25 @@ impl GrpcInner {
     }
 }
 
-/// Received proxy messages as [`ReceivedMessage`]s of `broker`, hidden for
-/// `invisible` from now.
-pub(crate) fn received_messages(
-    received: Vec<proto::Message>,
-    broker: &str,
-    invisible: Duration,
-) -> Result<Vec<ReceivedMessage>> {
-    let visible_at_ms = now_ms().saturating_add(millis(invisible));
-    let mut out = Vec::with_capacity(received.len());
-    for m in received {
-        let (msg, receipt) = rmq_grpc::message_ext(m, broker)?;
-        let handle = ReceiptHandle::grpc(GrpcHandle {
-            topic: msg.topic.clone(),
-            message_id: msg.msg_id.clone(),
-            handle: receipt.receipt_handle,
-            broker_name: broker.to_owned(),
-            invisible_ms: millis(invisible),
-            visible_at_ms,
-        });
-        out.push(ReceivedMessage::new(msg, handle));
-    }
-    Ok(out)
+/// Received messages as [`ReceivedMessage`]s, hidden for `invisible` from
+/// now.
+fn received_messages(received: Vec<Received>, invisible: Duration) -> Vec<ReceivedMessage> {
+    let invisible_ms = millis(invisible);
+    let visible_at_ms = now_ms().saturating_add(invisible_ms);
+    received
+        .into_iter()
+        .map(|Received { msg, receipt }| {
+            let handle = ReceiptHandle::grpc(GrpcHandle {
+                topic: msg.topic.clone(),
+                message_id: msg.msg_id.clone(),
+                handle: receipt.receipt_handle,
+                broker_name: msg.broker_name.clone(),
+                invisible_ms,
+                visible_at_ms,
+            });
+            ReceivedMessage::new(msg, handle)
+        })
+        .collect()
 }
 
 fn millis(d: Duration) -> u64 {

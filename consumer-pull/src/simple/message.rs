@@ -4,6 +4,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rmq_consumer_base::engine::grpc::Handle;
 use rmq_protocol::MessageExt;
 use rmq_protocol::pop::ExtraInfo;
 
@@ -34,6 +35,20 @@ pub(crate) struct GrpcHandle {
     pub(crate) broker_name: String,
     pub(crate) invisible_ms: u64,
     pub(crate) visible_at_ms: u64,
+}
+
+impl Handle for GrpcHandle {
+    fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    fn message_id(&self) -> &str {
+        &self.message_id
+    }
+
+    fn receipt_handle(&self) -> &str {
+        &self.handle
+    }
 }
 
 impl ReceiptHandle {

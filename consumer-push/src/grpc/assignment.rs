@@ -5,25 +5,26 @@
 //! hand are still consumed and settled).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
+use rmq_consumer_base::engine::grpc::{filter_expression, readable};
 use rmq_consumer_base::{ConsumerEvent, Subscription};
 use rmq_grpc::proto;
 use rmq_protocol::MessageQueue;
-use rmq_protocol::body::ExpressionType;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::GrpcInner;
-use super::receive::{QueueState, ReceiveLoop};
+use super::queue::QueueState;
+use super::receive::ReceiveLoop;
+use super::state::GrpcInner;
 
 /// The longest pause between two assignment queries (Java's period).
 const MAX_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Queries the first assignments (their receive loops start) and spawns
 /// the assignment loop.
-pub(crate) async fn start(inner: &Arc<GrpcInner>) {
+pub(super) async fn start(inner: &Arc<GrpcInner>) {
     let mut a = Assignments {
         inner: inner.clone(),
         loops: BTreeMap::new(),
@@ -49,12 +50,6 @@ struct Assignments {
 fn queue_of(topic: &str, q: &proto::MessageQueue) -> MessageQueue {
     let broker = q.broker.as_ref().map_or("", |b| b.name.as_str());
     MessageQueue::new(topic, broker, q.id)
-}
-
-/// Whether the proxy lets the assignment be read.
-fn readable(q: &proto::MessageQueue) -> bool {
-    let p = proto::Permission::try_from(q.permission).unwrap_or(proto::Permission::None);
-    matches!(p, proto::Permission::Read | proto::Permission::ReadWrite)
 }
 
 impl Assignments {
@@ -137,20 +132,13 @@ impl Assignments {
             if let Some(token) = self.loops.remove(mq) {
                 token.cancel();
             }
-            if let Some(q) = self
-                .inner
-                .queues
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(mq)
-            {
+            if let Some(q) = self.inner.queue_map().remove(mq) {
                 q.set_dropped();
             }
             info!(queue = %mq, "assignment gone; receiving stopped");
         }
         self.inner.health.revoked(topic, &gone);
-        let e = sub.filter();
-        let filter = rmq_grpc::filter_expression(e.kind() == ExpressionType::Sql92, e.text());
+        let filter = filter_expression(&sub.filter());
         let mut added = Vec::new();
         for (mq, q) in latest {
             if current.contains(&mq) {
@@ -158,11 +146,7 @@ impl Assignments {
             }
             let token = self.inner.stop_receive.child_token();
             let state = Arc::new(QueueState::new(mq.clone(), self.inner.metrics.queue(&mq)));
-            self.inner
-                .queues
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(mq.clone(), state.clone());
+            self.inner.queue_map().insert(mq.clone(), state.clone());
             ReceiveLoop::spawn(&self.inner, state, q, filter.clone(), token.clone());
             info!(queue = %mq, "assigned; receiving");
             self.loops.insert(mq.clone(), token);

@@ -10,39 +10,40 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use rmq_consumer_base::engine::grpc::Received;
 use rmq_grpc::Receipt;
 use rmq_protocol::{MessageExt, MessageQueue};
-use tracing::{Instrument, error};
+use tracing::Instrument;
 
-use super::GrpcInner;
 use super::policy::on_failure;
-use super::receive::{QueueState, Received};
-use super::settle::{self, Ack};
+use super::queue::{Ack, QueueState};
+use super::settle;
+use super::state::{ConsumeService, GrpcInner};
 use crate::call::guarded;
 use crate::concurrent::listener::{ConsumeContext, ConsumeResult, MessageListener};
 use crate::concurrent::settle::first_failed;
-use crate::inner::Listener;
 use crate::telemetry;
 
-/// Consumes `items` (one receive of `queue`'s assignment) in a tracked
-/// task; never waits.
-pub(crate) fn dispatch(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Received>) {
-    let calls = split(items, inner.config.consume_batch_max_size);
-    let task_inner = inner.clone();
-    let queue = queue.clone();
-    inner.tasks.spawn(async move {
-        let inner = task_inner;
-        let abort = inner.abort.clone();
-        tokio::select! {
-            () = run(&inner, &queue, calls) => {}
-            () = abort.cancelled() => {}
-        }
-    });
+/// The concurrent consume service of a listener.
+pub(super) struct Standard(Arc<dyn MessageListener>);
+
+impl Standard {
+    pub(super) fn new(listener: Arc<dyn MessageListener>) -> Self {
+        Standard(listener)
+    }
+}
+
+impl ConsumeService for Standard {
+    fn dispatch(&self, inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Received>) {
+        let calls = split(items, inner.config.consume_batch_max_size);
+        let (task_inner, queue, listener) = (inner.clone(), queue.clone(), self.0.clone());
+        inner.spawn_consume(async move { run(&task_inner, &*listener, &queue, calls).await });
+    }
 }
 
 /// The listener calls of a receive: its messages by queue (a receive of
 /// queue id −1 may bring several), in order, at most `size` per call.
-pub(crate) fn split(mut items: Vec<Received>, size: usize) -> Vec<Vec<Received>> {
+pub(super) fn split(mut items: Vec<Received>, size: usize) -> Vec<Vec<Received>> {
     let size = size.max(1);
     items.sort_by_key(|r| r.msg.queue_id);
     let mut calls: Vec<Vec<Received>> = Vec::new();
@@ -60,25 +61,32 @@ pub(crate) fn split(mut items: Vec<Received>, size: usize) -> Vec<Vec<Received>>
     calls
 }
 
-async fn run(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, calls: Vec<Vec<Received>>) {
+async fn run(
+    inner: &Arc<GrpcInner>,
+    listener: &dyn MessageListener,
+    queue: &Arc<QueueState>,
+    calls: Vec<Vec<Received>>,
+) {
     if calls.len() == 1 {
         for c in calls {
-            call(inner, queue, c).await;
+            call(inner, listener, queue, c).await;
         }
         return;
     }
-    let mut running: FuturesUnordered<_> =
-        calls.into_iter().map(|c| call(inner, queue, c)).collect();
+    let mut running: FuturesUnordered<_> = calls
+        .into_iter()
+        .map(|c| call(inner, listener, queue, c))
+        .collect();
     while running.next().await.is_some() {}
 }
 
 /// One listener call on `items` and their settling.
-async fn call(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Received>) {
-    let Listener::Concurrent(listener) = &inner.listener else {
-        error!("concurrent consumption asked of an orderly listener");
-        queue.release_all(items.iter().map(|r| &r.msg));
-        return;
-    };
+async fn call(
+    inner: &Arc<GrpcInner>,
+    listener: &dyn MessageListener,
+    queue: &Arc<QueueState>,
+    items: Vec<Received>,
+) {
     let permit = tokio::select! {
         permit = inner.semaphore.clone().acquire_owned() => permit.ok(),
         () = inner.stop_consume.cancelled() => None,
@@ -93,7 +101,7 @@ async fn call(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Receiv
     let mq = call_queue(queue, &msgs);
     let started = Instant::now();
     let mut ctx = ConsumeContext::new(mq.clone());
-    let result = call_listener(inner, queue, &**listener, &mq, &mut msgs, &mut ctx).await;
+    let result = call_listener(inner, queue, listener, &mq, &mut msgs, &mut ctx).await;
     drop(permit);
     let took = started.elapsed();
     let first_failed = first_failed(result, ctx.ack_index(), msgs.len());
@@ -103,7 +111,8 @@ async fn call(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Receiv
     for (i, (msg, receipt)) in msgs.into_iter().zip(receipts).enumerate() {
         match &settings {
             Some(s) if i >= first_failed => {
-                let what = on_failure(retry, &s.backoff, receipt.delivery_attempt, false);
+                let levels = &inner.broker_levels;
+                let what = on_failure(retry, &s.backoff, levels, receipt.delivery_attempt, false);
                 settle::failed(inner, queue, &msg, &receipt, what).await;
             }
             _ => {
@@ -115,27 +124,27 @@ async fn call(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Receiv
 
 /// The queue of a call's messages (the assignment's topic and broker, the
 /// first message's queue id).
-pub(crate) fn call_queue(queue: &QueueState, msgs: &[MessageExt]) -> MessageQueue {
+pub(super) fn call_queue(queue: &QueueState, msgs: &[MessageExt]) -> MessageQueue {
     let id = msgs.first().map_or(queue.mq.queue_id, |m| m.queue_id);
     MessageQueue::new(queue.mq.topic.clone(), queue.mq.broker_name.clone(), id)
 }
 
 /// Marks `msgs` with the consume start time and counts a call starting.
-pub(crate) fn call_starts(inner: &GrpcInner, queue: &QueueState, msgs: &mut [MessageExt]) {
+pub(super) fn call_starts(inner: &GrpcInner, queue: &QueueState, msgs: &mut [MessageExt]) {
     rmq_consumer_base::mark_consume_start(msgs);
     queue.call_started();
     inner.metrics.call_started();
 }
 
 /// Counts a call ending.
-pub(crate) fn call_ends(inner: &GrpcInner, queue: &QueueState) {
+pub(super) fn call_ends(inner: &GrpcInner, queue: &QueueState) {
     queue.call_ended();
     inner.metrics.call_ended();
 }
 
 /// One concurrent listener call: a panic or exceeding the consume timeout
 /// count as `ReconsumeLater`.
-pub(crate) async fn call_listener(
+pub(super) async fn call_listener(
     inner: &GrpcInner,
     queue: &QueueState,
     listener: &dyn MessageListener,

@@ -26,15 +26,16 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use rmq_consumer_base::Retry;
+use rmq_consumer_base::engine::grpc::{Received, ack_all};
 use rmq_protocol::MessageExt;
 use rmq_protocol::message::property;
 use tracing::{Instrument, warn};
 
-use super::GrpcInner;
 use super::consume::{call_ends, call_listener, call_queue, call_starts};
 use super::policy::{Failed, on_failure};
-use super::receive::{QueueState, Received};
-use super::settle::{self, Ack};
+use super::queue::{Ack, QueueState};
+use super::settle;
+use super::state::{ConsumeService, GrpcInner};
 use crate::call::guarded;
 use crate::concurrent::listener::ConsumeContext;
 use crate::concurrent::settle::first_failed;
@@ -45,7 +46,7 @@ use crate::telemetry;
 
 /// What a call's result asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(super) enum Verdict {
     /// The first `ok` messages are consumed; the others failed and come
     /// back as `retry` says.
     Done { ok: usize, retry: Retry },
@@ -60,7 +61,7 @@ pub(crate) enum Verdict {
 /// The verdict of an orderly call on `len` messages (Java
 /// `processConsumeResult`; `Commit` / `Rollback` with auto-commit count as
 /// `Success`).
-pub(crate) fn orderly_verdict(result: OrderlyResult, auto_commit: bool, len: usize) -> Verdict {
+pub(super) fn orderly_verdict(result: OrderlyResult, auto_commit: bool, len: usize) -> Verdict {
     match (result, auto_commit) {
         (OrderlyResult::SuspendCurrentQueueAMoment, _) => Verdict::Done {
             ok: 0,
@@ -85,7 +86,7 @@ pub(crate) fn orderly_verdict(result: OrderlyResult, auto_commit: bool, len: usi
 
 /// Splits a receive by message group (`__SHARDINGKEY`), keeping the order
 /// within each; messages without a group form one more.
-pub(crate) fn by_group(items: Vec<Received>) -> Vec<Vec<Received>> {
+pub(super) fn by_group(items: Vec<Received>) -> Vec<Vec<Received>> {
     let mut index: HashMap<Option<String>, usize> = HashMap::new();
     let mut groups: Vec<Vec<Received>> = Vec::new();
     for r in items {
@@ -108,25 +109,36 @@ pub(crate) fn by_group(items: Vec<Received>) -> Vec<Vec<Received>> {
     groups
 }
 
-/// Consumes `items` (one receive of `queue`'s assignment) in a tracked
-/// task, by message group; never waits.
-pub(crate) fn dispatch(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Received>) {
-    let groups = by_group(items);
-    let task_inner = inner.clone();
-    let queue = queue.clone();
-    inner.tasks.spawn(async move {
-        let inner = task_inner;
-        let abort = inner.abort.clone();
-        let runs = groups.into_iter().map(|g| run_group(&inner, &queue, g));
-        tokio::select! {
-            _ = join_all(runs) => {}
-            () = abort.cancelled() => {}
-        }
-    });
+/// The FIFO consume service of a listener (concurrent or orderly).
+pub(super) struct Fifo(Listener);
+
+impl Fifo {
+    pub(super) fn new(listener: Listener) -> Self {
+        Fifo(listener)
+    }
+}
+
+impl ConsumeService for Fifo {
+    /// Consumes by message group.
+    fn dispatch(&self, inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Received>) {
+        let groups = by_group(items);
+        let (task_inner, queue, listener) = (inner.clone(), queue.clone(), self.0.clone());
+        inner.spawn_consume(async move {
+            let runs = groups
+                .into_iter()
+                .map(|g| run_group(&task_inner, &listener, &queue, g));
+            join_all(runs).await;
+        });
+    }
 }
 
 /// One message group's messages of a receive, in order.
-async fn run_group(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<Received>) {
+async fn run_group(
+    inner: &Arc<GrpcInner>,
+    listener: &Listener,
+    queue: &Arc<QueueState>,
+    items: Vec<Received>,
+) {
     let size = inner.config.consume_batch_max_size.max(1);
     let mut pending: VecDeque<Received> = items.into();
     // Consumed with auto-commit off, not committed yet.
@@ -135,7 +147,7 @@ async fn run_group(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<R
         let n = size.min(pending.len());
         let (mut msgs, receipts): (Vec<MessageExt>, Vec<_>) =
             pending.drain(..n).map(|r| (r.msg, r.receipt)).unzip();
-        let Some(verdict) = call(inner, queue, &mut msgs).await else {
+        let Some(verdict) = call(inner, listener, queue, &mut msgs).await else {
             queue.release_all(msgs.iter().chain(pending.iter().map(|r| &r.msg)));
             // Kept messages were consumed: ack them rather than have them again.
             ack(inner, queue, kept).await;
@@ -177,7 +189,7 @@ async fn run_group(inner: &Arc<GrpcInner>, queue: &Arc<QueueState>, items: Vec<R
                     .max()
                     .unwrap_or(1);
                 let backoff = &inner.proxy_settings().backoff;
-                match on_failure(retry, backoff, attempt, true) {
+                match on_failure(retry, backoff, &inner.broker_levels, attempt, true) {
                     Failed::Dlq => {
                         for r in failed {
                             settle::failed(inner, queue, &r.msg, &r.receipt, Failed::Dlq).await;
@@ -230,19 +242,24 @@ async fn ack(inner: &GrpcInner, queue: &Arc<QueueState>, items: Vec<Received>) {
         .into_iter()
         .map(|r| Ack::new(queue, r.msg, r.receipt))
         .collect();
-    settle::ack_all(&inner.session, inner.group(), acks, &inner.abort).await;
+    ack_all(&inner.session, inner.group(), acks, &inner.abort).await;
 }
 
 /// One listener call on `msgs` (consecutive messages of one group) under a
 /// permit; `None` when consuming stopped before it.
-async fn call(inner: &GrpcInner, queue: &QueueState, msgs: &mut [MessageExt]) -> Option<Verdict> {
+async fn call(
+    inner: &GrpcInner,
+    listener: &Listener,
+    queue: &QueueState,
+    msgs: &mut [MessageExt],
+) -> Option<Verdict> {
     let permit = tokio::select! {
         permit = inner.semaphore.clone().acquire_owned() => permit.ok(),
         () = inner.stop_consume.cancelled() => None,
     }?;
     let mq = call_queue(queue, msgs);
     let started = Instant::now();
-    let verdict = match &inner.listener {
+    let verdict = match listener {
         Listener::Concurrent(listener) => {
             let mut ctx = ConsumeContext::new(mq.clone());
             let r = call_listener(inner, queue, &**listener, &mq, msgs, &mut ctx).await;
