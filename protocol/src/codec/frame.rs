@@ -276,33 +276,57 @@ impl RemotingCodec {
     }
 }
 
+impl HeaderFields {
+    /// The command of these fields, with `body`.
+    pub(super) fn into_command(
+        self,
+        body: Bytes,
+        serialize_type: SerializeType,
+    ) -> RemotingCommand {
+        RemotingCommand {
+            code: self.code,
+            language: self.language,
+            version: self.version,
+            opaque: self.opaque,
+            flag: self.flag,
+            remark: self.remark,
+            ext_fields: self.ext_fields,
+            body,
+            serialize_type,
+        }
+    }
+}
+
+/// A complete frame (header word onwards) split into its header and its
+/// body (a slice of the frame).
+pub(super) fn header_and_body(frame: &Bytes, header_len: usize) -> Result<(&[u8], Bytes), Error> {
+    let header_end = header_len + 4;
+    let header = frame
+        .get(4..header_end)
+        .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
+    // `header_end <= frame.len()` was checked by `get` above.
+    Ok((header, frame.slice(header_end..)))
+}
+
+/// Decodes a header written in `serialize_type`.
+pub(super) fn decode_header(
+    header: &[u8],
+    serialize_type: SerializeType,
+) -> Result<HeaderFields, Error> {
+    match serialize_type {
+        SerializeType::Json => json::decode(header),
+        SerializeType::RocketMq => binary::decode(header),
+    }
+}
+
 /// Builds the command from a complete frame (header word onwards).
 fn parse_frame(
     frame: Bytes,
     header_len: usize,
     serialize_type: SerializeType,
 ) -> Result<RemotingCommand, Error> {
-    let header_end = header_len + 4;
-    let header = frame
-        .get(4..header_end)
-        .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
-    let h = match serialize_type {
-        SerializeType::Json => json::decode(header)?,
-        SerializeType::RocketMq => binary::decode(header)?,
-    };
-    // `header_end <= frame.len()` was checked by `get` above.
-    let body = frame.slice(header_end..);
-    Ok(RemotingCommand {
-        code: h.code,
-        language: h.language,
-        version: h.version,
-        opaque: h.opaque,
-        flag: h.flag,
-        remark: h.remark,
-        ext_fields: h.ext_fields,
-        body,
-        serialize_type,
-    })
+    let (header, body) = header_and_body(&frame, header_len)?;
+    Ok(decode_header(header, serialize_type)?.into_command(body, serialize_type))
 }
 
 /// Room read past a frame's end in the buffer [`make_room`] allocates: the
@@ -327,9 +351,38 @@ fn make_room(src: &mut BytesMut, len: usize) {
 }
 
 impl RemotingCodec {
+    /// The next whole frame in `src` made into a `T` by `parse` (given the
+    /// frame from its header word on, its header length and serialize type);
+    /// `None` until it has arrived.
+    pub(super) fn decode_with<T>(
+        &mut self,
+        src: &mut BytesMut,
+        parse: impl FnOnce(Bytes, usize, SerializeType) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        match self.decode_frame(src)? {
+            Some((frame, header_len, serialize_type)) => {
+                parse(frame, header_len, serialize_type).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// [`decode_with`](Self::decode_with) at the end of the stream: an error
+    /// when part of a frame was received.
+    pub(super) fn decode_eof_with<T>(
+        &mut self,
+        src: &mut BytesMut,
+        parse: impl FnOnce(Bytes, usize, SerializeType) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        match self.decode_with(src, parse)? {
+            Some(item) => Ok(Some(item)),
+            None => self.check_eof(src).map(|()| None),
+        }
+    }
+
     /// The next whole frame in `src` (length word excluded), with its header
     /// length and serialize type; `None` until it has arrived.
-    pub(super) fn decode_frame(
+    fn decode_frame(
         &mut self,
         src: &mut BytesMut,
     ) -> Result<Option<(Bytes, usize, SerializeType)>, Error> {
@@ -366,7 +419,7 @@ impl RemotingCodec {
 
     /// At the end of the stream, with no frame left to decode: an error when
     /// part of one was received.
-    pub(super) fn check_eof(&self, src: &BytesMut) -> Result<(), Error> {
+    fn check_eof(&self, src: &BytesMut) -> Result<(), Error> {
         if src.is_empty() && matches!(self.state, DecodeState::Head) {
             Ok(())
         } else {
@@ -383,19 +436,11 @@ impl Decoder for RemotingCodec {
     type Error = Error;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
-        match self.decode_frame(src)? {
-            Some((frame, header_len, serialize_type)) => {
-                parse_frame(frame, header_len, serialize_type).map(Some)
-            }
-            None => Ok(None),
-        }
+        self.decode_with(src, parse_frame)
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RemotingCommand>, Error> {
-        match self.decode(src)? {
-            Some(cmd) => Ok(Some(cmd)),
-            None => self.check_eof(src).map(|()| None),
-        }
+        self.decode_eof_with(src, parse_frame)
     }
 }
 
@@ -428,16 +473,7 @@ impl Encoder<&RemotingCommand> for RemotingCodec {
 mod tests {
     use super::*;
     use crate::code::RequestCode;
-
-    fn route_query(serialize_type: SerializeType, language: LanguageCode) -> RemotingCommand {
-        let mut cmd = RemotingCommand::new_request(RequestCode::GET_ROUTEINFO_BY_TOPIC)
-            .with_opaque(1)
-            .with_ext_field("topic", "TopicTest")
-            .with_serialize_type(serialize_type);
-        cmd.language = language;
-        cmd.version = 479;
-        cmd
-    }
+    use crate::codec::testing::route_query;
 
     #[test]
     fn binary_worked_example_frame() {

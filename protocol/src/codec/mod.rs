@@ -17,6 +17,8 @@ mod binary;
 mod frame;
 mod json;
 mod raw;
+#[cfg(test)]
+mod testing;
 
 use frame::HeaderFields;
 pub(crate) use json::put_str as put_json_str;

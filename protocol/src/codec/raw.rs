@@ -28,7 +28,7 @@ use crate::command::{FLAG_ONEWAY, FLAG_RESPONSE, RemotingCommand};
 use crate::error::{Error, Result};
 use crate::header::{CommandHeader, FieldSource};
 
-use super::frame::{HeaderFields, RemotingCodec};
+use super::frame::{HeaderFields, RemotingCodec, decode_header, header_and_body};
 
 /// A decoded command whose ext fields are read on demand. Made by
 /// [`RawCodec`].
@@ -260,57 +260,32 @@ impl Decoder for RawCodec {
     type Error = Error;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RawCommand>, Error> {
-        match self.inner.decode_frame(src)? {
-            Some((frame, header_len, serialize_type)) => {
-                parse_raw(frame, header_len, serialize_type).map(Some)
-            }
-            None => Ok(None),
-        }
+        self.inner.decode_with(src, parse_raw)
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RawCommand>, Error> {
-        match self.decode(src)? {
-            Some(cmd) => Ok(Some(cmd)),
-            None => self.inner.check_eof(src).map(|()| None),
-        }
+        self.inner.decode_eof_with(src, parse_raw)
     }
 }
 
 /// Splits a whole frame (length word excluded) into a [`RawCommand`].
-pub(super) fn parse_raw(
+fn parse_raw(
     frame: Bytes,
     header_len: usize,
     serialize_type: SerializeType,
 ) -> Result<RawCommand, Error> {
-    let header_end = header_len + 4;
-    let header_bytes = frame
-        .get(4..header_end)
-        .ok_or_else(|| Error::InvalidFrame("frame shorter than its header".into()))?;
-    let body = frame.slice(header_end..);
+    let (header, body) = header_and_body(&frame, header_len)?;
     if serialize_type == SerializeType::Json {
         // The one UTF-8 check of the header: every string in it is then valid
         // text (its quotes are ASCII), read by slicing.
-        if let Ok(header) = ByteString::try_from(frame.slice(4..header_end)) {
-            if let Some(raw) = scan_json(&header) {
-                return Ok(raw.into_command_parts(header, body));
+        if let Ok(text) = ByteString::try_from(frame.slice_ref(header)) {
+            if let Some(raw) = scan_json(&text) {
+                return Ok(raw.into_command_parts(text, body));
             }
         }
     }
-    let h = match serialize_type {
-        SerializeType::Json => super::json::decode(header_bytes)?,
-        SerializeType::RocketMq => super::binary::decode(header_bytes)?,
-    };
-    Ok(RawCommand {
-        code: h.code,
-        language: h.language,
-        version: h.version,
-        opaque: h.opaque,
-        flag: h.flag,
-        remark: h.remark,
-        ext: Ext::Map(h.ext_fields),
-        body,
-        serialize_type,
-    })
+    let h = decode_header(header, serialize_type)?;
+    Ok(RawCommand::from(h.into_command(body, serialize_type)))
 }
 
 /// A JSON header with its ext fields as positions.
