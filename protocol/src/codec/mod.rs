@@ -16,6 +16,7 @@
 mod binary;
 mod frame;
 mod json;
+mod json_scan;
 mod raw;
 #[cfg(test)]
 mod testing;
