@@ -160,17 +160,16 @@ impl fmt::Debug for RawCommand {
             Some(json) => json.iter().collect(),
         };
         fields.sort_unstable();
-        let cmd = &self.cmd;
         f.debug_struct("RawCommand")
-            .field("code", &cmd.code)
-            .field("language", &cmd.language)
-            .field("version", &cmd.version)
-            .field("opaque", &cmd.opaque)
-            .field("flag", &cmd.flag)
-            .field("remark", &cmd.remark)
+            .field("code", &self.cmd.code)
+            .field("language", &self.cmd.language)
+            .field("version", &self.cmd.version)
+            .field("opaque", &self.cmd.opaque)
+            .field("flag", &self.cmd.flag)
+            .field("remark", &self.cmd.remark)
             .field("ext_fields", &fields)
-            .field("body_len", &cmd.body.len())
-            .field("serialize_type", &cmd.serialize_type)
+            .field("body_len", &self.cmd.body.len())
+            .field("serialize_type", &self.cmd.serialize_type)
             .finish()
     }
 }
