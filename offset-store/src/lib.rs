@@ -38,6 +38,7 @@
 
 mod error;
 mod local;
+mod memory;
 mod model;
 mod remote;
 mod start;

@@ -1,6 +1,6 @@
 //! [`RemoteBrokerOffsetStore`]: offsets kept by the broker (clustering).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
 
@@ -13,7 +13,8 @@ use rmq_protocol::header::{QueryConsumerOffsetRequestHeader, UpdateConsumerOffse
 use tracing::{debug, info, warn};
 
 use crate::error::{Error, Result};
-use crate::store::{OffsetStore, PersistMode, ReadOffsetType};
+use crate::memory::memory_methods;
+use crate::store::{OffsetStore, PersistMode};
 use crate::table::OffsetTable;
 
 /// How many UPDATE_CONSUMER_OFFSET calls of one `persist_all` run at once.
@@ -166,22 +167,6 @@ impl RemoteBrokerOffsetStore {
         .await
     }
 
-    async fn read(&self, mq: &MessageQueue, read_type: ReadOffsetType) -> Result<Option<i64>> {
-        if read_type != ReadOffsetType::ReadFromStore {
-            if let Some(offset) = self.table.get(mq) {
-                return Ok(Some(offset));
-            }
-            if read_type == ReadOffsetType::ReadFromMemory {
-                return Ok(None);
-            }
-        }
-        let found = self.fetch_from_broker(mq).await?;
-        if let Some(offset) = found {
-            self.table.update(mq, offset, false);
-        }
-        Ok(found)
-    }
-
     async fn persist_one(&self, mq: &MessageQueue, mode: PersistMode) -> Result<()> {
         match self.table.get(mq) {
             Some(offset) => self.send_offset(mq, offset, mode).await,
@@ -251,24 +236,10 @@ impl RemoteBrokerOffsetStore {
 }
 
 impl OffsetStore for RemoteBrokerOffsetStore {
+    memory_methods!(fetch_from_broker);
+
     fn load(&self) -> BoxFuture<'_, Result<()>> {
         futures::future::ready(Ok(())).boxed()
-    }
-
-    fn update_offset(&self, mq: &MessageQueue, offset: i64, increase_only: bool) {
-        self.table.update(mq, offset, increase_only);
-    }
-
-    fn update_and_freeze_offset(&self, mq: &MessageQueue, offset: i64) {
-        self.table.update_and_freeze(mq, offset);
-    }
-
-    fn read_offset<'a>(
-        &'a self,
-        mq: &'a MessageQueue,
-        read_type: ReadOffsetType,
-    ) -> BoxFuture<'a, Result<Option<i64>>> {
-        self.read(mq, read_type).boxed()
     }
 
     fn persist<'a>(&'a self, mq: &'a MessageQueue, mode: PersistMode) -> BoxFuture<'a, Result<()>> {
@@ -281,20 +252,6 @@ impl OffsetStore for RemoteBrokerOffsetStore {
         mode: PersistMode,
     ) -> BoxFuture<'a, Result<()>> {
         self.persist_many(mqs, mode).boxed()
-    }
-
-    fn remove_offset(&self, mq: &MessageQueue) {
-        if self.table.remove(mq).is_some() {
-            debug!(group = %self.group, %mq, "offset removed");
-        }
-    }
-
-    fn offset_table(&self, topic: Option<&str>) -> HashMap<MessageQueue, i64> {
-        self.table.snapshot(topic)
-    }
-
-    fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
-        self.table.get(mq)
     }
 
     fn update_consume_offset_to_broker<'a>(

@@ -89,6 +89,20 @@ impl Sender {
         self.by_deadline(deadline, None, lookup).await
     }
 
+    /// The deadline of a send starting now (the send timeout from now) and
+    /// the topic's publish queues, found within it.
+    async fn start_send(&self, topic: &str) -> Result<(Instant, PublishQueues)> {
+        let deadline = Instant::now() + self.config.send_timeout;
+        Ok((deadline, self.publish_queues(topic, deadline).await?))
+    }
+
+    /// The latency fault table, when latency fault tolerance is on.
+    fn latency_faults(&self) -> Option<&FaultTable> {
+        self.config
+            .send_latency_fault_enable
+            .then_some(&self.faults)
+    }
+
     /// The master address of `queue`'s broker (refreshing the topic's route
     /// once when unknown, Java `sendKernelImpl`), through the VIP channel
     /// when configured.
@@ -161,15 +175,11 @@ impl Sender {
         prepared: &Prepared,
         retries: u32,
     ) -> Outcome<SendResult> {
-        let deadline = Instant::now() + self.config.send_timeout;
-        let publish = match self.publish_queues(&prepared.topic, deadline).await {
-            Ok(p) => p,
+        let (deadline, publish) = match self.start_send(&prepared.topic).await {
+            Ok(started) => started,
             Err(e) => return Outcome::failed(e),
         };
-        let faults = self
-            .config
-            .send_latency_fault_enable
-            .then_some(&self.faults);
+        let faults = self.latency_faults();
         if let Some(f) = faults {
             f.forget_gone(Instant::now(), |b| {
                 self.instance.find_broker_addr_in_publish(b).is_some()
@@ -274,15 +284,11 @@ impl Sender {
 
     /// A oneway send: one attempt on a round-robin queue, no answer awaited.
     pub(crate) async fn send_oneway(&self, prepared: &Prepared) -> Outcome<()> {
-        let deadline = Instant::now() + self.config.send_timeout;
-        let publish = match self.publish_queues(&prepared.topic, deadline).await {
-            Ok(p) => p,
+        let (deadline, publish) = match self.start_send(&prepared.topic).await {
+            Ok(started) => started,
             Err(e) => return Outcome::failed(e),
         };
-        let faults = self
-            .config
-            .send_latency_fault_enable
-            .then_some(&self.faults);
+        let faults = self.latency_faults();
         let Some(queue) =
             select_queue(publish.queues(), &self.counter, &[], faults, Instant::now())
         else {

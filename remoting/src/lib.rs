@@ -28,10 +28,12 @@
 #![warn(missing_docs)]
 
 mod client;
+mod connect;
 mod connection;
 mod driver;
 mod error;
 mod hook;
+mod invoke;
 pub mod metrics;
 mod options;
 mod shared;

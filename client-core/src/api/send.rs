@@ -161,17 +161,10 @@ impl ClientInstance {
         body: Bytes,
         timeout: Duration,
     ) -> Result<SendResult> {
+        let code = RequestCode::SEND_MESSAGE_V2;
         let msg_id = uniq_key(header.properties.as_deref());
-        self.send_and_map(
-            RequestCode::SEND_MESSAGE_V2,
-            addr,
-            broker_name,
-            header,
-            body,
-            msg_id,
-            timeout,
-        )
-        .await
+        self.send_and_map(code, addr, broker_name, header, body, msg_id, timeout)
+            .await
     }
 
     /// Sends an encoded batch (SEND_BATCH_MESSAGE, see
@@ -190,17 +183,10 @@ impl ClientInstance {
         msg_ids: &[String],
         timeout: Duration,
     ) -> Result<SendResult> {
+        let code = RequestCode::SEND_BATCH_MESSAGE;
         let msg_id = msg_ids.join(",");
-        self.send_and_map(
-            RequestCode::SEND_BATCH_MESSAGE,
-            addr,
-            broker_name,
-            header,
-            body,
-            msg_id,
-            timeout,
-        )
-        .await
+        self.send_and_map(code, addr, broker_name, header, body, msg_id, timeout)
+            .await
     }
 
     #[allow(clippy::too_many_arguments)]

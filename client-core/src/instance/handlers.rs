@@ -17,7 +17,7 @@ use rmq_protocol::body::{
     ConsumerRunningInfo, PROP_CLIENT_VERSION, PROP_NAMESERVER_ADDR, ResetOffsetBody,
 };
 use rmq_protocol::header::{
-    CheckTransactionStateRequestHeader, ConsumeMessageDirectlyResultRequestHeader,
+    CheckTransactionStateRequestHeader, CommandHeader, ConsumeMessageDirectlyResultRequestHeader,
     GetConsumerRunningInfoRequestHeader, NotifyConsumerIdsChangedRequestHeader,
     ResetOffsetRequestHeader,
 };
@@ -26,26 +26,21 @@ use rmq_protocol::{RemotingCommand, RequestCode, ResponseCode};
 use tracing::{debug, warn};
 
 use super::{ClientInstance, Inner};
+use crate::consumer::ConsumerHandle;
 use crate::producer::TransactionCheckRequest;
 
 /// Registers every handler on the instance's remoting client. Handlers
 /// hold a weak reference: the remoting client lives inside the instance.
 pub(super) fn register(instance: &ClientInstance) {
-    on(
+    oneway(
         instance,
         RequestCode::NOTIFY_CONSUMER_IDS_CHANGED,
-        |i, addr, req| async move {
-            notify_consumer_ids_changed(&i, &addr, &req);
-            None
-        },
+        |i, addr, req| notify_consumer_ids_changed(&i, &addr, &req),
     );
-    on(
+    oneway(
         instance,
         RequestCode::RESET_CONSUMER_CLIENT_OFFSET,
-        |i, addr, req| async move {
-            reset_offset(&i, &addr, &req);
-            None
-        },
+        |i, addr, req| reset_offset(&i, &addr, &req),
     );
     on(
         instance,
@@ -57,14 +52,24 @@ pub(super) fn register(instance: &ClientInstance) {
         RequestCode::CONSUME_MESSAGE_DIRECTLY,
         |i, addr, req| async move { Some(consume_message_directly(&i, &addr, &req).await) },
     );
-    on(
+    oneway(
         instance,
         RequestCode::CHECK_TRANSACTION_STATE,
-        |i, addr, req| async move {
-            check_transaction_state(&i, addr, req);
-            None
-        },
+        |i, addr, req| check_transaction_state(&i, addr, req),
     );
+}
+
+/// Registers `f` for `code`, a request answered with nothing (oneway);
+/// `f` runs in the handler's task, as an `on` handler does.
+fn oneway(
+    instance: &ClientInstance,
+    code: RequestCode,
+    f: fn(ClientInstance, String, RemotingCommand),
+) {
+    on(instance, code, move |i, addr, req| async move {
+        f(i, addr, req);
+        None
+    });
 }
 
 /// Registers `f` for `code`, upgrading the weak instance per request.
@@ -108,6 +113,36 @@ fn bad_header(request: &RemotingCommand, e: &rmq_protocol::Error) -> RemotingCom
         ResponseCode::SYSTEM_ERROR,
         Some(format!("bad request header: {e}")),
     )
+}
+
+/// The request's header and the consumer of the group it names
+/// (`group_of`); else the answer to send (SYSTEM_ERROR: a bad header, or a
+/// group this client does not have), boxed: it is the rare path.
+fn header_and_consumer<H: CommandHeader>(
+    instance: &ClientInstance,
+    request: &RemotingCommand,
+    group_of: impl Fn(&H) -> &String,
+) -> Result<(H, Arc<dyn ConsumerHandle>), Box<RemotingCommand>> {
+    let header: H = request
+        .decode_header()
+        .map_err(|e| Box::new(bad_header(request, &e)))?;
+    match instance.consumer(group_of(&header)) {
+        Some(consumer) => Ok((header, consumer)),
+        None => Err(Box::new(unknown_group(request, group_of(&header)))),
+    }
+}
+
+/// SUCCESS with the JSON `body`, or SYSTEM_ERROR with why it could not be
+/// encoded.
+fn json_answer(request: &RemotingCommand, body: rmq_protocol::Result<Vec<u8>>) -> RemotingCommand {
+    match body {
+        Ok(body) => {
+            RemotingCommand::response_to(request, ResponseCode::SUCCESS, None).with_body(body)
+        }
+        Err(e) => {
+            RemotingCommand::response_to(request, ResponseCode::SYSTEM_ERROR, Some(e.to_string()))
+        }
+    }
 }
 
 /// NOTIFY_CONSUMER_IDS_CHANGED: wake the group's consumer.
@@ -200,12 +235,13 @@ fn running_info(
     addr: &str,
     request: &RemotingCommand,
 ) -> RemotingCommand {
-    let header: GetConsumerRunningInfoRequestHeader = match request.decode_header() {
-        Ok(h) => h,
-        Err(e) => return bad_header(request, &e),
-    };
-    let Some(consumer) = instance.consumer(&header.consumer_group) else {
-        return unknown_group(request, &header.consumer_group);
+    let (header, consumer) = match header_and_consumer(
+        instance,
+        request,
+        |h: &GetConsumerRunningInfoRequestHeader| &h.consumer_group,
+    ) {
+        Ok(found) => found,
+        Err(answer) => return *answer,
     };
     let mut info: ConsumerRunningInfo = consumer.running_info();
     info.properties.insert(
@@ -216,15 +252,10 @@ fn running_info(
         PROP_CLIENT_VERSION.to_owned(),
         RemotingCommand::CLIENT_VERSION.to_string(),
     );
-    match info.to_json_bytes() {
-        Ok(body) => {
-            RemotingCommand::response_to(request, ResponseCode::SUCCESS, None).with_body(body)
-        }
-        Err(e) => {
-            warn!(addr, group = %header.consumer_group, error = %rmq_protocol::ErrorChain(&e), "cannot encode running info");
-            RemotingCommand::response_to(request, ResponseCode::SYSTEM_ERROR, Some(e.to_string()))
-        }
-    }
+    let body = info.to_json_bytes().inspect_err(|e| {
+        warn!(addr, group = %header.consumer_group, error = %rmq_protocol::ErrorChain(e), "cannot encode running info");
+    });
+    json_answer(request, body)
 }
 
 /// CONSUME_MESSAGE_DIRECTLY: decode the message, let the consumer consume
@@ -234,12 +265,13 @@ async fn consume_message_directly(
     addr: &str,
     request: &RemotingCommand,
 ) -> RemotingCommand {
-    let header: ConsumeMessageDirectlyResultRequestHeader = match request.decode_header() {
-        Ok(h) => h,
-        Err(e) => return bad_header(request, &e),
-    };
-    let Some(consumer) = instance.consumer(&header.consumer_group) else {
-        return unknown_group(request, &header.consumer_group);
+    let (header, consumer) = match header_and_consumer(
+        instance,
+        request,
+        |h: &ConsumeMessageDirectlyResultRequestHeader| &h.consumer_group,
+    ) {
+        Ok(found) => found,
+        Err(answer) => return *answer,
     };
     let msg = match decode_message(&request.body) {
         Ok(m) => m,
@@ -256,16 +288,7 @@ async fn consume_message_directly(
         .consume_message_directly(msg, header.broker_name)
         .await
     {
-        Some(result) => match result.to_json_bytes() {
-            Ok(body) => {
-                RemotingCommand::response_to(request, ResponseCode::SUCCESS, None).with_body(body)
-            }
-            Err(e) => RemotingCommand::response_to(
-                request,
-                ResponseCode::SYSTEM_ERROR,
-                Some(e.to_string()),
-            ),
-        },
+        Some(result) => json_answer(request, result.to_json_bytes()),
         None => {
             debug!(addr, group, "consumer cannot consume directly");
             unknown_group(request, &group)

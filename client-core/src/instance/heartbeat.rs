@@ -5,9 +5,10 @@ use std::time::Duration;
 use rmq_protocol::body::{HeartbeatData, MASTER_ID, ProducerData};
 use rmq_protocol::header::{EmptyHeader, UnregisterClientRequestHeader};
 use rmq_protocol::{RemotingCommand, RequestCode};
+use tokio::sync::broadcast;
 use tracing::{debug, warn};
 
-use super::{ClientInstance, Members, Scope};
+use super::{BrokerLink, ClientInstance, Members, Scope};
 use crate::error::Result;
 
 /// Delay of the first periodic heartbeat (Java: 1 s).
@@ -74,6 +75,17 @@ fn unreachable(e: &crate::Error) -> bool {
 }
 
 impl ClientInstance {
+    /// The broker-link events from now on ([`BrokerLink`]); a receiver
+    /// more than 64 events behind gets `Lagged` and skips the oldest.
+    pub fn broker_links(&self) -> broadcast::Receiver<BrokerLink> {
+        self.inner.links.subscribe()
+    }
+
+    /// The broker addresses whose last heartbeat failed, sorted.
+    pub fn lost_brokers(&self) -> Vec<String> {
+        self.inner.links.lost()
+    }
+
     /// Sends a heartbeat to the brokers now (Java
     /// `sendHeartbeatToAllBrokerWithLock`): every known broker address
     /// when consumers are registered, else the masters only; nothing when

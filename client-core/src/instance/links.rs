@@ -7,8 +7,6 @@ use std::sync::{Mutex, PoisonError};
 
 use tokio::sync::broadcast;
 
-use super::ClientInstance;
-
 /// Live events a slow reader may fall behind by before it skips some.
 const CHANNEL: usize = 64;
 
@@ -69,6 +67,16 @@ impl Links {
         }
     }
 
+    /// The events from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<BrokerLink> {
+        self.events.subscribe()
+    }
+
+    /// The lost addresses, sorted.
+    pub(crate) fn lost(&self) -> Vec<String> {
+        self.state().lost.iter().cloned().collect()
+    }
+
     /// A heartbeat to `addr` failed (`Some(error)`) or worked (`None`).
     pub(crate) fn heartbeat(&self, addr: &str, failure: Option<String>) {
         let event = {
@@ -119,19 +127,6 @@ impl Links {
             events
         };
         self.send(events);
-    }
-}
-
-impl ClientInstance {
-    /// The broker-link events from now on ([`BrokerLink`]); a receiver
-    /// more than 64 events behind gets `Lagged` and skips the oldest.
-    pub fn broker_links(&self) -> broadcast::Receiver<BrokerLink> {
-        self.inner.links.events.subscribe()
-    }
-
-    /// The broker addresses whose last heartbeat failed, sorted.
-    pub fn lost_brokers(&self) -> Vec<String> {
-        self.inner.links.state().lost.iter().cloned().collect()
     }
 }
 

@@ -2,10 +2,13 @@
 //! the process-wide registry, routes, heartbeats and the handlers of
 //! broker → client requests.
 
+mod calls;
 mod client_instance;
 mod handlers;
 mod heartbeat;
+mod lifecycle;
 mod links;
+mod members;
 mod registry;
 mod routes;
 mod scope;

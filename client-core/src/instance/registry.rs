@@ -20,8 +20,13 @@ fn registry() -> MutexGuard<'static, HashMap<String, Weak<Inner>>> {
     REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// See [`ClientInstance::get_or_start`].
-pub(super) fn get_or_start(config: ClientConfig) -> Result<ClientInstance> {
+/// See [`ClientInstance::get_or_start`]: the running instance of
+/// `config`'s client id, else the one `start` makes of `config` (called
+/// under the registry's lock).
+pub(super) fn get_or_start(
+    config: ClientConfig,
+    start: impl FnOnce(ClientConfig) -> Result<ClientInstance>,
+) -> Result<ClientInstance> {
     let client_id = config.client_id();
     let mut map = registry();
     if let Some(inner) = map.get(&client_id).and_then(Weak::upgrade) {
@@ -30,7 +35,7 @@ pub(super) fn get_or_start(config: ClientConfig) -> Result<ClientInstance> {
             return Ok(ClientInstance { inner });
         }
     }
-    let instance = ClientInstance::start(config)?;
+    let instance = start(config)?;
     map.insert(client_id, Arc::downgrade(&instance.inner));
     Ok(instance)
 }

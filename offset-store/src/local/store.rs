@@ -1,6 +1,6 @@
 //! [`LocalFileOffsetStore`]: offsets kept in a local file (broadcasting).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -10,7 +10,8 @@ use rmq_protocol::MessageQueue;
 use tracing::debug;
 
 use crate::error::{Error, Result};
-use crate::store::{OffsetStore, PersistMode, ReadOffsetType};
+use crate::memory::memory_methods;
+use crate::store::{OffsetStore, PersistMode};
 use crate::table::OffsetTable;
 
 use super::file;
@@ -181,21 +182,10 @@ impl LocalFileOffsetStore {
         Ok(())
     }
 
-    async fn read(&self, mq: &MessageQueue, read_type: ReadOffsetType) -> Result<Option<i64>> {
-        if read_type != ReadOffsetType::ReadFromStore {
-            if let Some(offset) = self.table.get(mq) {
-                return Ok(Some(offset));
-            }
-            if read_type == ReadOffsetType::ReadFromMemory {
-                return Ok(None);
-            }
-        }
+    /// The offset of `mq` in the file; `None` when it has none.
+    async fn fetch_from_file(&self, mq: &MessageQueue) -> Result<Option<i64>> {
         let loaded = self.with_files(file::load).await?;
-        let found = loaded.table.get(mq).copied();
-        if let Some(offset) = found {
-            self.table.update(mq, offset, false);
-        }
-        Ok(found)
+        Ok(loaded.table.get(mq).copied())
     }
 
     async fn load_file(&self) -> Result<()> {
@@ -231,24 +221,10 @@ fn check_name(what: &'static str, value: &str) -> Result<()> {
 }
 
 impl OffsetStore for LocalFileOffsetStore {
+    memory_methods!(fetch_from_file);
+
     fn load(&self) -> BoxFuture<'_, Result<()>> {
         self.load_file().boxed()
-    }
-
-    fn update_offset(&self, mq: &MessageQueue, offset: i64, increase_only: bool) {
-        self.table.update(mq, offset, increase_only);
-    }
-
-    fn update_and_freeze_offset(&self, mq: &MessageQueue, offset: i64) {
-        self.table.update_and_freeze(mq, offset);
-    }
-
-    fn read_offset<'a>(
-        &'a self,
-        mq: &'a MessageQueue,
-        read_type: ReadOffsetType,
-    ) -> BoxFuture<'a, Result<Option<i64>>> {
-        self.read(mq, read_type).boxed()
     }
 
     fn persist<'a>(
@@ -273,20 +249,6 @@ impl OffsetStore for LocalFileOffsetStore {
         let held: HashSet<&MessageQueue> = mqs.iter().collect();
         let offsets = self.table.offsets_of(&held);
         self.write_merged(offsets).boxed()
-    }
-
-    fn remove_offset(&self, mq: &MessageQueue) {
-        if self.table.remove(mq).is_some() {
-            debug!(group = %self.group, %mq, "offset removed");
-        }
-    }
-
-    fn offset_table(&self, topic: Option<&str>) -> HashMap<MessageQueue, i64> {
-        self.table.snapshot(topic)
-    }
-
-    fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
-        self.table.get(mq)
     }
 
     fn update_consume_offset_to_broker<'a>(

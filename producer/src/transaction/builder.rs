@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::check::{ANSWER_TIMEOUT, Answer, CheckOptions, CheckPool};
 use super::listener::TransactionListener;
-use super::producer::{TransactionProducer, TxInner};
+use super::producer::TransactionProducer;
 use crate::builder::ProducerBuilder;
 use crate::error::{Error, Result};
 use crate::validate::check_topic;
@@ -210,14 +210,12 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
         }
         let producer = ProducerBuilder::running(config, instance);
         tracing::info!(%group, topics = ?self.topics, "transactional producer started");
-        Ok(TransactionProducer {
-            inner: Arc::new(TxInner {
-                producer,
-                listener: self.listener,
-                execute_timeout: self.execute_timeout,
-                checks,
-            }),
-        })
+        Ok(TransactionProducer::running(
+            producer,
+            self.listener,
+            self.execute_timeout,
+            checks,
+        ))
     }
 }
 
@@ -253,14 +251,12 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
             }
         });
         tracing::info!(%group, topics = ?self.topics, "transactional producer started (gRPC)");
-        Ok(TransactionProducer {
-            inner: Arc::new(TxInner {
-                producer,
-                listener: self.listener,
-                execute_timeout: self.execute_timeout,
-                checks,
-            }),
-        })
+        Ok(TransactionProducer::running(
+            producer,
+            self.listener,
+            self.execute_timeout,
+            checks,
+        ))
     }
 }
 

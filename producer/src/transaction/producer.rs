@@ -71,6 +71,24 @@ impl<A: Send + 'static> fmt::Debug for TransactionProducer<A> {
 }
 
 impl<A: Send + 'static> TransactionProducer<A> {
+    /// The running producer: `producer` with its listener, execute timeout
+    /// and started check pool.
+    pub(crate) fn running(
+        producer: Producer,
+        listener: Arc<dyn TransactionListener<A>>,
+        execute_timeout: Duration,
+        checks: CheckPool,
+    ) -> Self {
+        TransactionProducer {
+            inner: Arc::new(TxInner {
+                producer,
+                listener,
+                execute_timeout,
+                checks,
+            }),
+        }
+    }
+
     /// The underlying producer, for plain sends in the same group.
     pub fn producer(&self) -> &Producer {
         &self.inner.producer

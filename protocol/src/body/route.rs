@@ -220,6 +220,11 @@ mod tests {
         }
     }
 
+    /// The queues as `topic@broker#id`.
+    fn names(queues: &[MessageQueue]) -> Vec<String> {
+        queues.iter().map(ToString::to_string).collect()
+    }
+
     fn bd(name: &str, ids: &[i64]) -> BrokerData {
         BrokerData {
             broker_addrs: ids
@@ -249,11 +254,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let got: Vec<String> = route
-            .publish_queues("T")
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let got: Vec<String> = names(&route.publish_queues("T"));
         assert_eq!(
             got,
             [
@@ -263,11 +264,7 @@ mod tests {
                 "T@broker-c#1"
             ]
         );
-        let sub: Vec<String> = route
-            .subscribe_queues("T")
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let sub: Vec<String> = names(&route.subscribe_queues("T"));
         assert_eq!(sub.len(), 4 + 3 + 2 + 1);
         assert_eq!(sub.first().map(String::as_str), Some("T@broker-a#0"));
         assert_eq!(sub.last().map(String::as_str), Some("T@broker-d#0"));
@@ -280,11 +277,7 @@ mod tests {
             queue_datas: vec![qd("broker-a", 0, 8, 8)],
             ..Default::default()
         };
-        let got: Vec<String> = route
-            .publish_queues("T")
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let got: Vec<String> = names(&route.publish_queues("T"));
         assert_eq!(got, ["T@broker-b#0", "T@broker-b#1", "T@broker-a#0"]);
     }
 

@@ -208,7 +208,8 @@ pub(super) fn encode(cmd: &RemotingCommand, dst: &mut BytesMut) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::code::{RequestCode, SerializeType};
+    use crate::code::SerializeType;
+    use crate::codec::testing;
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
@@ -219,12 +220,7 @@ mod tests {
     }
 
     fn route_query() -> RemotingCommand {
-        let mut cmd = RemotingCommand::new_request(RequestCode::GET_ROUTEINFO_BY_TOPIC)
-            .with_opaque(1)
-            .with_ext_field("topic", "TopicTest")
-            .with_serialize_type(SerializeType::RocketMq);
-        cmd.version = 479;
-        cmd
+        testing::route_query(SerializeType::RocketMq, LanguageCode::Rust)
     }
 
     const WORKED_HEADER: &str = "0069 0c 01df 00000001 00000000 00000000 00000014 \
@@ -241,14 +237,7 @@ mod tests {
     #[test]
     fn reference_worked_example_decodes() {
         let h = decode(&hex(WORKED_HEADER)).unwrap();
-        assert_eq!(h.code, 105);
-        assert_eq!(h.language, LanguageCode::Rust);
-        assert_eq!(h.version, 479);
-        assert_eq!(h.opaque, 1);
-        assert_eq!(h.flag, 0);
-        assert_eq!(h.remark, None);
-        assert_eq!(h.ext_fields.len(), 1);
-        assert_eq!(h.ext_fields["topic"], "TopicTest");
+        testing::assert_route_query(&h, LanguageCode::Rust);
     }
 
     #[test]

@@ -278,17 +278,13 @@ pub(crate) fn put_str(dst: &mut BytesMut, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::code::RequestCode;
+    use crate::code::{RequestCode, SerializeType};
+    use crate::codec::testing;
 
     const JAVA_ROUTE_QUERY: &str = r#"{"code":105,"extFields":{"topic":"TopicTest"},"flag":0,"language":"JAVA","opaque":1,"serializeTypeCurrentRPC":"JSON","version":479}"#;
 
     fn java_route_query() -> RemotingCommand {
-        let mut cmd = RemotingCommand::new_request(RequestCode::GET_ROUTEINFO_BY_TOPIC)
-            .with_opaque(1)
-            .with_ext_field("topic", "TopicTest");
-        cmd.language = LanguageCode::Java;
-        cmd.version = 479;
-        cmd
+        testing::route_query(SerializeType::Json, LanguageCode::Java)
     }
 
     #[test]
@@ -303,14 +299,7 @@ mod tests {
     #[test]
     fn decodes_the_java_route_query() {
         let h = decode(JAVA_ROUTE_QUERY.as_bytes()).unwrap();
-        assert_eq!(h.code, 105);
-        assert_eq!(h.language, LanguageCode::Java);
-        assert_eq!(h.version, 479);
-        assert_eq!(h.opaque, 1);
-        assert_eq!(h.flag, 0);
-        assert_eq!(h.remark, None);
-        assert_eq!(h.ext_fields.len(), 1);
-        assert_eq!(h.ext_fields["topic"], "TopicTest");
+        testing::assert_route_query(&h, LanguageCode::Java);
     }
 
     #[test]

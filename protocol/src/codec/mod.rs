@@ -12,11 +12,24 @@
 //! ```
 //!
 //! `total_len` counts everything after itself (`4 + header_len + body_len`).
+//!
+//! | file | what |
+//! |---|---|
+//! | `frame.rs` | the frame layout, [`RemotingCodec`], decoding frames, the header dispatch |
+//! | `encode.rs` | encoding frames (the `Encoder` impls, pre-encoded JSON ext fields) |
+//! | `json.rs` | JSON headers (Java's `RemotingSerializable`) |
+//! | `binary.rs` | ROCKETMQ binary headers (Java's `RocketMQSerializable`) |
+//! | `raw.rs` | [`RawCommand`] and [`RawCodec`]: ext fields read on demand |
+//! | `json_scan.rs` | the fast reader of the JSON headers brokers write (ext fields as positions) |
 
 mod binary;
+mod encode;
 mod frame;
 mod json;
+mod json_scan;
 mod raw;
+#[cfg(test)]
+mod testing;
 
 use frame::HeaderFields;
 pub(crate) use json::put_str as put_json_str;

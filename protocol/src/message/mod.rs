@@ -8,6 +8,7 @@
 //! | `property.rs` | [`property`] names (`TAGS`, `KEYS`, `UNIQ_KEY`, ...) |
 //! | `sys_flag.rs` | [`sys_flag`] bits |
 //! | `properties.rs` | the properties string: [`encode_properties`], [`decode_properties`] |
+//! | `map/` | [`Properties`]: the pairs of one message, read in place from its properties string ([`SharedValue`], [`PropertiesIter`]) |
 //! | `decode.rs` | stored messages: [`decode_messages`], [`decode_message`], [`unwrap_inner_batch`] |
 //! | `encode.rs` | [`encode_stored_message`], [`encode_stored_record`] (raw fields, body as stored), for tests, fake brokers and tools |
 //! | `batch.rs` | SEND_BATCH_MESSAGE bodies: [`encode_batch`], [`decode_batch`] |
