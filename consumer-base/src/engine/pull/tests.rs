@@ -400,17 +400,9 @@ async fn an_unknown_broker_is_looked_up_once_per_turn() {
         );
         assert_eq!(wire.calls(), [Call::Lookup(0)], "one lookup, no pull");
     }
-    let e: Error<Test> = PullCursor::default()
-        .fetch(
-            &Script {
-                addrs: Mutex::new([not_found()].into()),
-                ..Script::default()
-            },
-            &query(&mq, &sub, 10),
-        )
-        .await
-        .unwrap_err()
-        .into();
+    wire.addrs.lock().unwrap().push_back(not_found());
+    let fetched = cursor.fetch(&wire, &query(&mq, &sub, 10)).await;
+    let e: Error<Test> = fetched.unwrap_err().into();
     assert!(matches!(e, Error::BrokerNotFound { .. }), "{e:?}");
 }
 
