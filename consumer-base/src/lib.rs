@@ -11,10 +11,11 @@
 //!   the shutdown skeleton and the periodic persist; [`DropGuard`] for the
 //!   handles;
 //! * [`offsets`]: where a new queue starts, min / max / by-time offsets,
-//!   broker addresses;
-//! * [`filter_pulled`]: the client-side tag re-check and retry-topic
-//!   restoration of a pulled batch;
-//! * [`pull_header`] (and [`fill_pull_header`]): the PULL_MESSAGE request;
+//!   master addresses;
+//! * [`engine`]: the fetch engines, one per transport; [`engine::pull`]
+//!   is the remoting pull cycle of the push, lite pull and explicit pull
+//!   consumers;
+//! * [`mark_consume_start`]: the consume start time of a listener call;
 //! * [`HeartbeatGate`]: a heartbeat before the first call to a broker;
 //! * [`Registration`]: the consumer as its client instance sees it, held
 //!   weakly;
@@ -41,7 +42,6 @@ mod health;
 mod heartbeat;
 pub mod offsets;
 mod options;
-mod pull_request;
 mod pulled;
 mod registration;
 mod retry;
@@ -49,13 +49,13 @@ mod subscription;
 pub mod telemetry;
 
 pub use core::{ConsumerCore, DropGuard, Guarded, queue_span};
+pub use engine::pull::restore_retry_topic;
 pub use error::{Error, Kind};
 pub use grpc::grpc_config;
 pub use health::{ConsumerEvent, ConsumerState, Health, RebalanceListener};
 pub use heartbeat::HeartbeatGate;
 pub use options::GroupOptions;
-pub use pull_request::{PullSpec, SubscriptionSource, fill_pull_header, pull_header};
-pub use pulled::{filter_pulled, mark_consume_start, restore_retry_topic};
+pub use pulled::mark_consume_start;
 pub use registration::{Registered, Registration};
 pub use retry::{MaxReconsume, Retry};
 pub use rmq_offset_store::ConsumeFrom;

@@ -55,24 +55,6 @@ pub async fn master_addr<K: Kind>(
     instance.master_addr(mq).await.map_err(Error::from_lookup)
 }
 
-/// The address to pull `mq` from and whether it is a slave: the suggested
-/// broker id, else another node of the broker, refreshing the route once
-/// when the broker is unknown.
-///
-/// # Errors
-///
-/// [`Error::BrokerNotFound`].
-pub async fn pull_addr<K: Kind>(
-    instance: &ClientInstance,
-    mq: &MessageQueue,
-    broker_id: i64,
-) -> Result<(String, bool), Error<K>> {
-    instance
-        .subscribe_addr(mq, broker_id, false)
-        .await
-        .map_err(Error::from_lookup)
-}
-
 /// GET_MAX_OFFSET at the queue's master: the offset the next message gets.
 ///
 /// # Errors

@@ -2,13 +2,16 @@
 //! PullRequest / `DefaultMQPushConsumerImpl.pullMessage` cycle).
 //!
 //! Each iteration: stop if the queue is dropped; flow control (count,
-//! bytes, span) with a 50 ms pause; PULL_MESSAGE with SUSPEND (15 s
-//! hold); on FOUND filter, restore retry topics, put into the process
-//! queue and hand the new messages to the consume service — never waiting
-//! for them to be consumed: the concurrent service's calls run in the loop's
-//! own task, polled beside the next pull (and during pauses), so a listener
-//! that answers at once costs no task hand-over; orderly consumption runs in
-//! tasks of its own.
+//! bytes, span) with a 50 ms pause; a turn of the pull engine
+//! ([`PullCursor::step`]: PULL_MESSAGE with SUSPEND, 15 s hold, tags
+//! re-checked, retry topics restored, the waits after failures); on FOUND
+//! put into the process queue and hand the new messages to the consume
+//! service — never waiting for them to be consumed: the concurrent
+//! service's calls run in the loop's own task, polled beside the next pull
+//! (and during pauses), so a listener that answers at once costs no task
+//! hand-over; orderly consumption runs in tasks of its own. An illegal
+//! offset drops the queue, persists the broker's offset and lets the
+//! rebalance recreate it there.
 
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
@@ -19,14 +22,15 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
-use rmq_client_core::{PullResult, PullStatus};
-use rmq_consumer_base::{
-    PullSpec, SubscriptionSource, fill_pull_header, filter_pulled, queue_span,
+use rmq_client_core::PullStatus;
+use rmq_consumer_base::engine::pull::{
+    Answer, Fetched, PullCursor, PullDelays, PullQuery, PullSpec, RetryCause, Step,
+    SubscriptionSource,
 };
+use rmq_consumer_base::queue_span;
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::MessageModel;
-use rmq_protocol::header::PullMessageRequestHeader;
-use rmq_protocol::{MessageExt, MessageQueue, ResponseCode};
+use rmq_protocol::{MessageExt, MessageQueue};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, trace, warn};
 
@@ -53,9 +57,8 @@ pub(crate) fn spawn(
         pq,
         next_offset,
         cancel,
-        broker_id: 0,
+        cursor: PullCursor::default(),
         flow_controlled: 0,
-        header: PullMessageRequestHeader::default(),
         fresh: Vec::new(),
     };
     inner.core.tasks().spawn(loop_.run().instrument(span));
@@ -68,12 +71,10 @@ struct PullLoop {
     pq: Arc<ProcessQueue>,
     next_offset: i64,
     cancel: CancellationToken,
-    /// The broker id the last answer suggested (Java `pullFromWhichNodeTable`).
-    broker_id: i64,
+    /// The suggested broker id and the request header, refilled for the
+    /// next pull (no allocation per pull).
+    cursor: PullCursor,
     flow_controlled: u64,
-    /// The last request's header, refilled for the next (no allocation per
-    /// pull).
-    header: PullMessageRequestHeader,
     /// Concurrent consumption: the messages of the last answer that are new
     /// to the process queue, for `run` to consume.
     fresh: Vec<MessageExt>,
@@ -166,126 +167,97 @@ impl PullLoop {
             warn!("no subscription for the queue's topic");
             return Next::After(cfg.pull_delay_when_exception);
         };
-        let Some(addr) = self.broker_addr().await else {
-            warn!("no address for the queue's broker; retrying later");
-            return Next::After(cfg.pull_delay_when_exception);
-        };
-        let (addr, is_slave) = addr;
         // The consume offset rides on the pull (clustering, the broker's own
-        // store only: an application's store keeps the offsets to itself).
+        // store only: an application's store keeps the offsets to itself;
+        // the engine drops it when the address is a slave's).
         let commit_offset = match self.inner.model() {
             MessageModel::Clustering if !self.inner.core.has_own_offset_store() => {
                 self.inner.memory_offset(&self.mq).unwrap_or(0)
             }
             _ => 0,
         };
-        let spec = PullSpec {
-            offset: self.next_offset,
-            max: pull_size(&flow, cfg),
-            hold: Some(cfg.suspend_timeout),
-            commit_offset,
-            commit: commit_offset > 0 && !is_slave,
-            subscription: SubscriptionSource::Heartbeat { sub_version },
-            lite: false,
+        let query = PullQuery {
+            group: self.inner.core.group(),
+            mq: &self.mq,
+            sub: &sub,
+            spec: PullSpec {
+                offset: self.next_offset,
+                max: pull_size(&flow, cfg),
+                hold: Some(cfg.suspend_timeout),
+                commit_offset,
+                commit: commit_offset > 0,
+                subscription: SubscriptionSource::Heartbeat { sub_version },
+                lite: false,
+            },
+            retry_topic: Some(&self.inner.retry_topic),
+            timeout: None,
+            gate: None,
         };
-        fill_pull_header(
-            &mut self.header,
-            self.inner.core.group(),
-            &self.mq,
-            &sub,
-            spec,
-        );
-        trace!(offset = self.next_offset, addr, "pull");
+        let delays = PullDelays {
+            exception: cfg.pull_delay_when_exception,
+            broker_flow_control: cfg.pull_delay_when_broker_flow_control,
+        };
         let span = telemetry::pull_span(self.inner.core.group(), &self.mq, self.next_offset);
-        let started = Instant::now();
-        let pulled = tokio::select! {
-            r = self.inner.core.instance().pull_message(&addr, &self.header, None).instrument(span.clone()) => r,
-            () = self.cancel.cancelled() => return Next::Stop,
+        let step = self
+            .cursor
+            .step(self.inner.core.instance(), &query, delays, &self.cancel)
+            .instrument(span.clone())
+            .await;
+        self.on_step(step, &span).await
+    }
+
+    async fn on_step(&mut self, step: Step, span: &tracing::Span) -> Next {
+        let answered = |a: &Answer| {
+            self.pq.metrics.pulled(a.took, 0, a.max_offset);
+            telemetry::pull_answered(span, pull_status_name(a.status), 0);
         };
-        let took = started.elapsed();
-        match pulled {
-            Ok(result) => {
-                self.broker_id = result.suggest_which_broker_id;
-                self.on_result(result, &sub, took, &span).await
-            }
-            Err(e) => {
-                telemetry::pull_answered(&span, "error", 0);
-                self.on_error(e).await
-            }
-        }
-    }
-
-    /// The address to pull from (Java `findBrokerAddressInSubscribe` with
-    /// the suggested broker id), refreshing the route once when unknown.
-    async fn broker_addr(&self) -> Option<(String, bool)> {
-        match self
-            .inner
-            .core
-            .instance()
-            .subscribe_addr(&self.mq, self.broker_id, false)
-            .await
-        {
-            Ok(found) => Some(found),
-            Err(e) => {
-                debug!(error = %rmq_protocol::ErrorChain(&e), "no broker address to pull from");
-                None
-            }
-        }
-    }
-
-    async fn on_result(
-        &mut self,
-        result: PullResult,
-        sub: &rmq_protocol::body::SubscriptionData,
-        took: Duration,
-        span: &tracing::Span,
-    ) -> Next {
-        let inner = self.inner.clone();
-        let cfg = &inner.config;
-        let nbo = result.next_begin_offset;
-        if !matches!(result.status, PullStatus::Found) {
-            self.pq.metrics.pulled(took, 0, result.max_offset);
-            telemetry::pull_answered(span, pull_status_name(result.status), 0);
-        }
-        match result.status {
-            PullStatus::Found => {
-                let mut msgs = match result.decode_messages(&self.mq) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        warn!(offset = self.next_offset, error = %rmq_protocol::ErrorChain(&e), "cannot decode pulled messages");
-                        return Next::After(cfg.pull_delay_when_exception);
-                    }
-                };
-                let pulled = msgs.len();
-                filter_pulled(&mut msgs, sub, Some(&self.inner.retry_topic));
-                self.pq.metrics.pulled(took, msgs.len(), result.max_offset);
+        match step {
+            Step::Found(Fetched {
+                answer,
+                messages,
+                pulled,
+            }) => {
+                self.pq
+                    .metrics
+                    .pulled(answer.took, messages.len(), answer.max_offset);
                 telemetry::pull_answered(span, "FOUND", pulled);
-                trace!(pulled, kept = msgs.len(), next = nbo, "found");
-                self.set_next(nbo);
-                if msgs.is_empty() {
-                    self.commit_if_idle(nbo);
+                let next = answer.next_begin_offset;
+                trace!(pulled, kept = messages.len(), next, "found");
+                self.set_next(next);
+                if messages.is_empty() {
+                    self.commit_if_idle(next);
                     return Next::After(Duration::ZERO);
                 }
                 if self.inner.is_orderly() {
-                    if self.pq.put_messages(msgs) > 0 {
+                    if self.pq.put_messages(messages) > 0 {
                         orderly::service::submit(&self.pq);
                     }
                 } else {
                     // `run` hands them to the listener.
-                    self.fresh = self.pq.track_messages(msgs);
+                    self.fresh = self.pq.track_messages(messages);
                 }
-                Next::After(cfg.pull_interval)
+                Next::After(self.inner.config.pull_interval)
             }
-            PullStatus::NoNewMsg | PullStatus::NoMatchedMsg => {
-                self.set_next(nbo);
-                self.commit_if_idle(nbo);
+            Step::Empty(answer) => {
+                answered(&answer);
+                self.set_next(answer.next_begin_offset);
+                self.commit_if_idle(answer.next_begin_offset);
                 Next::After(Duration::ZERO)
             }
-            PullStatus::OffsetIllegal => {
-                self.on_offset_moved(nbo).await;
+            Step::OffsetIllegal(answer) => {
+                answered(&answer);
+                self.on_offset_moved(answer.next_begin_offset).await;
                 Next::Stop
             }
-            _ => Next::After(cfg.pull_delay_when_exception),
+            Step::Retry { after, cause } => {
+                match cause {
+                    RetryCause::Status(answer) => answered(&answer),
+                    RetryCause::NoBroker(_) | RetryCause::Decode(_) => {}
+                    _ => telemetry::pull_answered(span, "error", 0),
+                }
+                Next::After(after)
+            }
+            Step::Cancelled => Next::Stop,
         }
     }
 
@@ -325,48 +297,6 @@ impl PullLoop {
             .queues
             .set_pending_offset(MessageQueue::clone(&self.mq), nbo);
         self.inner.trigger.notify();
-    }
-
-    async fn on_error(&mut self, e: rmq_client_core::Error) -> Next {
-        let cfg = &self.inner.config;
-        if e.is_auth() {
-            return self.on_auth_failure(&e);
-        }
-        match e.response_code() {
-            Some(ResponseCode::FLOW_CONTROL) => {
-                debug!(error = %rmq_protocol::ErrorChain(&e), "broker flow control");
-                Next::After(cfg.pull_delay_when_broker_flow_control)
-            }
-            Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
-                debug!(error = %rmq_protocol::ErrorChain(&e), "the broker does not know our subscription yet; heartbeat");
-                self.inner.core.instance().send_heartbeat_now().await;
-                Next::After(cfg.pull_delay_when_exception)
-            }
-            _ => {
-                if !self.cancel.is_cancelled() {
-                    warn!(offset = self.next_offset, error = %rmq_protocol::ErrorChain(&e), "pull failed; retrying later");
-                }
-                Next::After(cfg.pull_delay_when_exception)
-            }
-        }
-    }
-}
-
-impl PullLoop {
-    /// The one place where the push consumer observes a refused credential
-    /// or permission: logged at warn (the text names the access key, topic
-    /// and group), then the queue backs off for
-    /// [`AUTH_FAILURE_BACKOFF`](rmq_client_core::AUTH_FAILURE_BACKOFF).
-    fn on_auth_failure(&self, e: &rmq_client_core::Error) -> Next {
-        if !self.cancel.is_cancelled() {
-            warn!(
-                offset = self.next_offset,
-                error = %rmq_protocol::ErrorChain(e),
-                backoff = ?rmq_client_core::AUTH_FAILURE_BACKOFF,
-                "pull refused: not authenticated or not authorized; backing off"
-            );
-        }
-        Next::After(rmq_client_core::AUTH_FAILURE_BACKOFF)
     }
 }
 

@@ -125,6 +125,14 @@ impl LitePullConsumerBuilder {
         self
     }
 
+    /// Pause after the broker answered FLOW_CONTROL (Java
+    /// `DefaultLitePullConsumerImpl.PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`,
+    /// a constant there). Default: 20 ms.
+    pub fn pull_delay_when_broker_flow_control(mut self, delay: Duration) -> Self {
+        self.config.pull_delay_when_broker_flow_control = delay;
+        self
+    }
+
     /// Period of the group rebalance (Java
     /// `rocketmq.client.rebalance.waitInterval`). It also runs at once when
     /// the group's membership changes. Default: 20 s.
@@ -176,6 +184,17 @@ mod tests {
         assert_eq!(c.auto_commit_interval(), Duration::from_secs(5));
         assert_eq!(c.broker_suspend_max_time(), Duration::from_secs(20));
         assert_eq!(c.pull_delay_when_exception(), Duration::from_secs(1));
+        assert_eq!(
+            c.pull_delay_when_broker_flow_control(),
+            Duration::from_millis(20)
+        );
+        assert_eq!(
+            LitePullConsumerBuilder::default()
+                .pull_delay_when_broker_flow_control(Duration::from_millis(7))
+                .config()
+                .pull_delay_when_broker_flow_control(),
+            Duration::from_millis(7)
+        );
         assert_eq!(c.rebalance_interval(), Duration::from_secs(20));
         assert_eq!(c.consume_from(), ConsumeFrom::LastOffset);
         assert_eq!(c.message_model(), MessageModel::Clustering);

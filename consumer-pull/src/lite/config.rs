@@ -29,6 +29,7 @@ pub struct LitePullConsumerConfig {
     pub(crate) pull_threshold_size_for_queue_mib: usize,
     pub(crate) broker_suspend_max_time: Duration,
     pub(crate) pull_delay_when_exception: Duration,
+    pub(crate) pull_delay_when_broker_flow_control: Duration,
     pub(crate) rebalance_interval: Duration,
 }
 
@@ -47,6 +48,7 @@ impl Default for LitePullConsumerConfig {
             pull_threshold_size_for_queue_mib: 100,
             broker_suspend_max_time: Duration::from_secs(20),
             pull_delay_when_exception: Duration::from_secs(1),
+            pull_delay_when_broker_flow_control: Duration::from_millis(20),
             rebalance_interval: Duration::from_secs(20),
         }
     }
@@ -116,6 +118,13 @@ impl LitePullConsumerConfig {
     /// Default: 1 s.
     pub fn pull_delay_when_exception(&self) -> Duration {
         self.pull_delay_when_exception
+    }
+
+    /// Pause after the broker answered FLOW_CONTROL (Java
+    /// `DefaultLitePullConsumerImpl.PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`,
+    /// a constant there). Default: 20 ms.
+    pub fn pull_delay_when_broker_flow_control(&self) -> Duration {
+        self.pull_delay_when_broker_flow_control
     }
 
     /// Period of the group rebalance of `subscribe` (Java

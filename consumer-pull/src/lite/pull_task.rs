@@ -1,30 +1,27 @@
 //! One pull task per assigned queue (Java `PullTaskImpl`): wait for buffer
-//! room, long-poll the broker (LITE_PULL_MESSAGE), put what arrived into
-//! the buffer, repeat. A seek replaces the task with a new one (new
-//! generation); a dropped queue cancels it.
+//! room, a turn of the pull engine (a long poll of the broker, the waits
+//! after failures), put what arrived into the buffer, repeat. A seek
+//! replaces the task with a new one (new generation); a dropped queue
+//! cancels it.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rmq_client_core::PullStatus;
 use rmq_protocol::body::SubscriptionData;
-use rmq_protocol::{MessageExt, MessageQueue, ResponseCode};
+use rmq_protocol::{MessageExt, MessageQueue};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, trace, warn};
 
-use rmq_consumer_base::{
-    Expression, PullSpec, SubscriptionSource, filter_pulled, offsets, pull_header, queue_span,
+use rmq_consumer_base::engine::pull::{
+    Fetched, PullCursor, PullDelays, PullQuery, PullSpec, Step, SubscriptionSource,
 };
+use rmq_consumer_base::{Expression, offsets, queue_span};
 use rmq_protocol::names;
 
-use crate::error::{Error, PullConsumerKind};
+use crate::error::Error;
 use crate::lite::buffer::Gate;
 use crate::lite::inner::Inner;
 use crate::lite::telemetry::QueueMetrics;
-
-/// Pause after the broker answered FLOW_CONTROL (Java push consumer's
-/// `PULL_TIME_DELAY_MILLS_WHEN_BROKER_FLOW_CONTROL`).
-const BROKER_FLOW_CONTROL_DELAY: Duration = Duration::from_millis(20);
 
 /// Spawns the pull task of `mq` (of buffer generation `generation`) on the
 /// consumer's tracker.
@@ -42,7 +39,6 @@ pub(crate) fn spawn(
         mq,
         generation,
         cancel,
-        broker_id: 0,
         all: Arc::new(Expression::all().to_subscription("", 0)),
     };
     inner.core.tasks().spawn(task.run(start).instrument(span));
@@ -55,16 +51,14 @@ struct PullTask {
     mq: MessageQueue,
     generation: u64,
     cancel: CancellationToken,
-    /// The broker id the last answer suggested.
-    broker_id: i64,
     /// The `*` subscription used in assign mode.
     all: Arc<SubscriptionData>,
 }
 
 /// What to do after one pull.
-enum Step {
+enum Next {
     /// Pull again from this offset.
-    Next(i64),
+    Pull(i64),
     /// Pull again from the same offset after this pause.
     Retry(Duration),
     /// The queue is gone (or the task was replaced): end.
@@ -109,7 +103,7 @@ impl Drop for Reservation<'_> {
 }
 
 impl PullTask {
-    async fn run(mut self, start: Option<i64>) {
+    async fn run(self, start: Option<i64>) {
         let start = match start {
             Some(offset) => Some(offset),
             None => self.start_offset().await,
@@ -118,6 +112,7 @@ impl PullTask {
             return;
         };
         debug!(offset, "pull task started");
+        let mut cursor = PullCursor::default();
         loop {
             if self.cancel.is_cancelled() {
                 break;
@@ -126,14 +121,10 @@ impl PullTask {
                 break;
             };
             let reservation = Reservation { task: &self, slots };
-            let (step, broker_id) = self.pull_once(offset, reservation).await;
-            if let Some(id) = broker_id {
-                self.broker_id = id;
-            }
-            match step {
-                Step::Next(next) => offset = next,
-                Step::Stop => break,
-                Step::Retry(pause) => {
+            match self.pull_once(&mut cursor, offset, reservation).await {
+                Next::Pull(next) => offset = next,
+                Next::Stop => break,
+                Next::Retry(pause) => {
                     tokio::select! {
                         () = tokio::time::sleep(pause) => {}
                         () = self.cancel.cancelled() => break,
@@ -215,131 +206,91 @@ impl PullTask {
             .unwrap_or_else(|| self.all.clone())
     }
 
-    /// One pull of up to the reserved number of messages from `offset`.
-    /// Also returns the broker id the answer suggested.
-    async fn pull_once(&self, offset: i64, reservation: Reservation<'_>) -> (Step, Option<i64>) {
+    /// One pull of up to the reserved number of messages from `offset`: a
+    /// turn of the pull engine, then the buffer.
+    async fn pull_once(
+        &self,
+        cursor: &mut PullCursor,
+        offset: i64,
+        reservation: Reservation<'_>,
+    ) -> Next {
         let inner = &self.inner;
         let cfg = &inner.config;
         let sub = self.subscription();
-        let instance = inner.core.instance();
-        let (addr, _) = match offsets::pull_addr::<PullConsumerKind>(
-            instance,
-            &self.mq,
-            self.broker_id,
-        )
-        .await
-        {
-            Ok(found) => found,
-            Err(e) => {
-                warn!(error = %rmq_protocol::ErrorChain(&e), "no address for the queue's broker; retrying later");
-                return (Step::Retry(cfg.pull_delay_when_exception), None);
-            }
-        };
-        inner.heartbeat.ensure(instance, &addr).await;
         let slots = reservation.slots;
-        let spec = PullSpec {
-            offset,
-            max: i32::try_from(slots).unwrap_or(i32::MAX),
-            hold: Some(cfg.broker_suspend_max_time),
-            commit_offset: 0,
-            commit: false,
-            subscription: SubscriptionSource::InRequest,
-            // PULL_MESSAGE, not LITE_PULL_MESSAGE (361): 4.9.x brokers answer
-            // 361 with REQUEST_CODE_NOT_SUPPORTED, and both codes read alike.
-            lite: false,
+        let query = PullQuery {
+            group: inner.core.group(),
+            mq: &self.mq,
+            sub: &sub,
+            spec: PullSpec {
+                offset,
+                max: i32::try_from(slots).unwrap_or(i32::MAX),
+                hold: Some(cfg.broker_suspend_max_time),
+                commit_offset: 0,
+                commit: false,
+                subscription: SubscriptionSource::InRequest,
+                // PULL_MESSAGE, not LITE_PULL_MESSAGE (361): 4.9.x brokers
+                // answer 361 with REQUEST_CODE_NOT_SUPPORTED, and both codes
+                // read alike.
+                lite: false,
+            },
+            retry_topic: None,
+            timeout: None,
+            gate: Some(&inner.heartbeat),
         };
-        let header = pull_header(inner.core.group(), &self.mq, &sub, spec);
-        trace!(offset, max = slots, addr, "pull");
-        let started = Instant::now();
-        let pulled = tokio::select! {
-            r = instance.pull_message(&addr, &header, None) => r,
-            () = self.cancel.cancelled() => return (Step::Stop, None),
+        let delays = PullDelays {
+            exception: cfg.pull_delay_when_exception,
+            broker_flow_control: cfg.pull_delay_when_broker_flow_control,
         };
-        let result = match pulled {
-            Ok(result) => result,
-            Err(e) => return (self.on_error(e, offset).await, None),
-        };
-        let took = started.elapsed();
-        let suggested = Some(result.suggest_which_broker_id);
-        let nbo = result.next_begin_offset;
-        let max_offset = result.max_offset;
-        let step = match result.status {
-            PullStatus::Found => {
-                let mut msgs = match result.decode_messages(&self.mq) {
-                    Ok(msgs) => msgs,
-                    Err(e) => {
-                        warn!(offset, error = %rmq_protocol::ErrorChain(&e), "cannot decode pulled messages; retrying later");
-                        inner.report(
-                            &self.mq,
-                            Error::Pull {
-                                queue: self.mq.clone(),
-                                source: e,
-                            },
-                        );
-                        return (Step::Retry(cfg.pull_delay_when_exception), suggested);
-                    }
-                };
-                filter_pulled(&mut msgs, &sub, None);
+        let step = cursor
+            .step(inner.core.instance(), &query, delays, &self.cancel)
+            .await;
+        match step {
+            Step::Found(Fetched {
+                answer,
+                mut messages,
+                ..
+            }) => {
                 // The buffer limit is hard: keep what was reserved and pull
                 // the rest again (only an unwrapped 5.x inner batch can
                 // bring more than asked for).
-                let next = match msgs.get(slots) {
+                let next = match messages.get(slots) {
                     Some(first_left) => {
                         let at = first_left.queue_offset;
-                        msgs.truncate(slots);
+                        messages.truncate(slots);
                         at
                     }
-                    None => nbo,
+                    None => answer.next_begin_offset,
                 };
-                trace!(found = msgs.len(), next, "found");
-                self.metrics.pulled(took, msgs.len(), max_offset, next);
-                if !reservation.put(msgs) {
-                    return (Step::Stop, suggested);
+                trace!(found = messages.len(), next, "found");
+                self.metrics
+                    .pulled(answer.took, messages.len(), answer.max_offset, next);
+                if !reservation.put(messages) {
+                    return Next::Stop;
                 }
                 inner.clear_reported(&self.mq);
-                Step::Next(next)
+                Next::Pull(next)
             }
-            PullStatus::NoNewMsg | PullStatus::NoMatchedMsg => {
-                self.metrics.pulled(took, 0, max_offset, nbo);
+            Step::Empty(answer) => {
+                let next = answer.next_begin_offset;
+                self.metrics.pulled(answer.took, 0, answer.max_offset, next);
                 inner.clear_reported(&self.mq);
-                Step::Next(nbo)
+                Next::Pull(next)
             }
-            PullStatus::OffsetIllegal => {
+            Step::OffsetIllegal(answer) => {
                 warn!(
                     offset,
-                    next = nbo,
+                    next = answer.next_begin_offset,
                     "the pull offset is illegal; continuing from the broker's offset"
                 );
-                Step::Next(nbo)
+                Next::Pull(answer.next_begin_offset)
             }
-            _ => Step::Retry(cfg.pull_delay_when_exception),
-        };
-        (step, suggested)
-    }
-
-    async fn on_error(&self, e: rmq_client_core::Error, offset: i64) -> Step {
-        let inner = &self.inner;
-        let mut delay = inner.config.pull_delay_when_exception;
-        if e.is_auth() {
-            // The one place where the lite consumer observes a refused
-            // credential or permission: reported once through poll/stream
-            // (below), logged at warn, and the queue backs off longer.
-            delay = delay.max(rmq_client_core::AUTH_FAILURE_BACKOFF);
-        }
-        match e.response_code() {
-            Some(ResponseCode::FLOW_CONTROL) => {
-                debug!(error = %rmq_protocol::ErrorChain(&e), "broker flow control");
-                Step::Retry(BROKER_FLOW_CONTROL_DELAY)
-            }
-            Some(ResponseCode::SUBSCRIPTION_NOT_EXIST | ResponseCode::SUBSCRIPTION_NOT_LATEST) => {
-                debug!(error = %rmq_protocol::ErrorChain(&e), "the broker does not know the group yet; heartbeat");
-                inner.core.instance().send_heartbeat_now().await;
-                Step::Retry(delay)
-            }
-            _ => {
-                if !self.cancel.is_cancelled() {
-                    warn!(offset, error = %rmq_protocol::ErrorChain(&e), "pull failed; retrying later");
-                    if !e.is_retryable() {
+            Step::Retry { after, cause } => {
+                // Reported once through poll/stream: what waiting will not
+                // cure (a refused credential or permission, undecodable
+                // messages, a rejected request).
+                if let Some(e) = cause.into_error() {
+                    if !e.is_retryable() && !self.cancel.is_cancelled() {
                         inner.report(
                             &self.mq,
                             Error::Pull {
@@ -349,8 +300,9 @@ impl PullTask {
                         );
                     }
                 }
-                Step::Retry(delay)
+                Next::Retry(after)
             }
+            Step::Cancelled => Next::Stop,
         }
     }
 }

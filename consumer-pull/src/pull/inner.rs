@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use rmq_client_core::{ClientConfig, now_ms};
-use rmq_consumer_base::{
-    ConsumerCore, Expression, Guarded, HeartbeatGate, PullSpec, Registration, SubscriptionSource,
-    filter_pulled, offsets, pull_header,
+use rmq_consumer_base::engine::pull::{
+    FetchError, Fetched, PullCursor, PullQuery, PullSpec, SubscriptionSource,
 };
+use rmq_consumer_base::{ConsumerCore, Expression, Guarded, HeartbeatGate, Registration, offsets};
 use rmq_offset_store::PersistMode;
 use rmq_protocol::header::ConsumerSendMsgBackRequestHeader;
 use rmq_protocol::{MessageExt, MessageQueue};
-use tracing::{debug, info, trace};
+use tracing::{debug, info};
 
 use crate::error::{Error, Result};
 use crate::pull::config::PullConsumerConfig;
@@ -101,7 +101,8 @@ impl Inner {
     }
 
     /// One pull of `queue` filtered by `expression`, the subscription in
-    /// the request; tags re-checked on the client.
+    /// the request; tags re-checked on the client (the pull engine's
+    /// fetch, its errors returned).
     pub(crate) async fn pull(
         &self,
         queue: &MessageQueue,
@@ -124,33 +125,38 @@ impl Inner {
             .check(&queue.topic)
             .map_err(Error::InvalidArgument)?;
         let sub = expression.to_subscription(&queue.topic, now_ms());
-        let instance = self.core.instance();
         let broker_id = self.suggested().get(queue).copied().unwrap_or(0);
-        let (addr, _) = offsets::pull_addr(instance, queue, broker_id).await?;
-        self.heartbeat.ensure(instance, &addr).await;
-        let spec = PullSpec {
-            offset: pull.offset,
-            max: pull.max,
-            hold: pull.hold,
-            commit_offset: 0,
-            commit: false,
-            subscription: SubscriptionSource::InRequest,
-            lite: false,
+        let mut cursor = PullCursor::at_broker(broker_id);
+        let query = PullQuery {
+            group: self.core.group(),
+            mq: queue,
+            sub: &sub,
+            spec: PullSpec {
+                offset: pull.offset,
+                max: pull.max,
+                hold: pull.hold,
+                commit_offset: 0,
+                commit: false,
+                subscription: SubscriptionSource::InRequest,
+                lite: false,
+            },
+            retry_topic: None,
+            timeout: Some(pull.call_timeout),
+            gate: Some(&self.heartbeat),
         };
-        let header = pull_header(self.core.group(), queue, &sub, spec);
-        trace!(%queue, offset = pull.offset, addr, "pull");
-        let result = instance
-            .pull_message(&addr, &header, Some(pull.call_timeout))
-            .await?;
-        self.suggested()
-            .insert(queue.clone(), result.suggest_which_broker_id);
-        let mut messages = result.decode_messages(queue)?;
-        filter_pulled(&mut messages, &sub, None);
+        let fetched = cursor.fetch(self.core.instance(), &query).await;
+        // Every answer's suggestion counts, the last one wins.
+        if matches!(fetched, Ok(_) | Err(FetchError::Decode(_))) {
+            self.suggested().insert(queue.clone(), cursor.broker_id());
+        }
+        let Fetched {
+            answer, messages, ..
+        } = fetched?;
         Ok(PullResult {
-            status: result.status,
-            next_begin_offset: result.next_begin_offset,
-            min_offset: result.min_offset,
-            max_offset: result.max_offset,
+            status: answer.status,
+            next_begin_offset: answer.next_begin_offset,
+            min_offset: answer.min_offset,
+            max_offset: answer.max_offset,
             messages,
         })
     }
