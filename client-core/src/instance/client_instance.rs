@@ -87,6 +87,8 @@ pub(crate) struct Inner {
     pub(crate) broker_versions: Mutex<BTreeMap<String, i32>>,
     /// Which broker addresses the heartbeats reach.
     pub(crate) links: super::links::Links,
+    /// Requests waiting for their reply, by correlation id.
+    pub(crate) replies: Arc<super::replies::ReplyTable>,
     /// Wakes the heartbeat task early (a new broker address appeared).
     pub(crate) heartbeat_wakeup: Arc<tokio::sync::Notify>,
     /// Wakes the route refresh early (a broker call could not connect or
@@ -284,6 +286,7 @@ impl ClientInstance {
             heartbeat_lock: tokio::sync::Mutex::new(()),
             broker_versions: Mutex::new(BTreeMap::new()),
             links: super::links::Links::default(),
+            replies: Arc::default(),
             heartbeat_wakeup: Arc::new(tokio::sync::Notify::new()),
             route_wakeup: Arc::new(tokio::sync::Notify::new()),
             users: AtomicUsize::new(1),
@@ -296,6 +299,7 @@ impl ClientInstance {
         });
         let instance = ClientInstance { inner };
         handlers::register(&instance);
+        super::replies::register(&instance);
         routes::spawn_refresh_task(&instance);
         heartbeat::spawn_heartbeat_task(&instance);
         info!(client_id = %instance.inner.client_id, "client instance started");
