@@ -258,12 +258,12 @@ impl GrpcSender {
                 .into());
             }
         }
-        self.check_topic_type(&topic, message_type).await?;
         let now = now_ms();
         let wire = msgs
             .iter()
             .map(|m| to_proto(m, now, &self.born_host))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.check_topic_type(&topic, message_type).await?;
         let entries = self.session.send_message(wire).await?;
         let mut ids = Vec::with_capacity(entries.len());
         let mut offset = None;

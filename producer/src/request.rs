@@ -34,19 +34,17 @@ fn correlation_id() -> String {
         .map_or(0, |d| d.as_nanos());
     let hi = RandomState::new().hash_one((seq, nanos, std::process::id()));
     let lo = RandomState::new().hash_one((nanos, seq));
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&hi.to_be_bytes());
-    b[8..].copy_from_slice(&lo.to_be_bytes());
-    b[6] = (b[6] & 0x0F) | 0x40;
-    b[8] = (b[8] & 0x3F) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let mut v = (u128::from(hi) << 64) | u128::from(lo);
+    // Version 4 (random), variant 10.
+    v = (v & !(0xF << 76)) | (0x4 << 76);
+    v = (v & !(0x3 << 62)) | (0x2 << 62);
     format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        v >> 96,
+        (v >> 80) & 0xFFFF,
+        (v >> 64) & 0xFFFF,
+        (v >> 48) & 0xFFFF,
+        v & 0xFFFF_FFFF_FFFF
     )
 }
 

@@ -44,7 +44,8 @@ impl MessageIdV1Generator {
         let mut prefix = String::with_capacity(MESSAGE_ID_V1_LEN);
         prefix.push_str(MESSAGE_ID_V1_PREFIX);
         let [_, _, p1, p2] = pid.to_be_bytes();
-        let fixed = [mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], p1, p2];
+        let [m1, m2, m3, m4, m5, m6] = mac;
+        let fixed = [m1, m2, m3, m4, m5, m6, p1, p2];
         push_hex(&mut prefix, &fixed);
         MessageIdV1Generator {
             prefix,
