@@ -138,7 +138,7 @@ impl Sender {
             let body = prepared.body.clone();
             let result = match &prepared.batch_ids {
                 None if prepared.reply => {
-                    Box::pin(self.send_reply(&addr, &queue.broker_name, prepared, header, timeout))
+                    Box::pin(self.send_reply(&addr, &queue.broker_name, header, body, timeout))
                         .await?
                 }
                 None => {
@@ -165,8 +165,8 @@ impl Sender {
         &self,
         addr: &str,
         broker_name: &str,
-        prepared: &Prepared,
         header: rmq_protocol::header::SendMessageRequestHeaderV2,
+        body: bytes::Bytes,
         timeout: std::time::Duration,
     ) -> Result<SendResult> {
         let msg_id = header
@@ -183,14 +183,7 @@ impl Sender {
             .to_owned();
         let sent = self
             .instance
-            .send_reply_message(
-                addr,
-                broker_name,
-                header,
-                prepared.body.clone(),
-                msg_id,
-                timeout,
-            )
+            .send_reply_message(addr, broker_name, header, body, msg_id, timeout)
             .await;
         match sent {
             Err(rmq_client_core::Error::Broker {

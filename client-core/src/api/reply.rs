@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use rmq_protocol::RequestCode;
 use rmq_protocol::header::SendMessageRequestHeaderV2;
-use rmq_protocol::{RemotingCommand, RequestCode};
 
 use crate::api::send::SendResult;
 use crate::error::Result;
@@ -59,12 +59,13 @@ impl ClientInstance {
         body: Bytes,
         timeout: Duration,
     ) -> Result<()> {
-        let request =
-            RemotingCommand::request(RequestCode::SEND_REPLY_MESSAGE_V2, &header).with_body(body);
-        self.inner
-            .remoting
-            .invoke_oneway(addr, request, timeout)
-            .await?;
-        Ok(())
+        self.send_oneway_as(
+            RequestCode::SEND_REPLY_MESSAGE_V2,
+            addr,
+            header,
+            body,
+            timeout,
+        )
+        .await
     }
 }

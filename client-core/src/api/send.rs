@@ -245,8 +245,20 @@ impl ClientInstance {
         body: Bytes,
         timeout: Duration,
     ) -> Result<()> {
-        let request =
-            RemotingCommand::request(RequestCode::SEND_MESSAGE_V2, &header).with_body(body);
+        self.send_oneway_as(RequestCode::SEND_MESSAGE_V2, addr, header, body, timeout)
+            .await
+    }
+
+    /// A send of `code` with `header` and `body`, oneway.
+    pub(crate) async fn send_oneway_as(
+        &self,
+        code: RequestCode,
+        addr: &str,
+        header: SendMessageRequestHeaderV2,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<()> {
+        let request = RemotingCommand::request(code, &header).with_body(body);
         self.inner
             .remoting
             .invoke_oneway(addr, request, timeout)
