@@ -11,6 +11,8 @@
 #                               export RMQ_VERSION=5.5.0
 #                             (plus RMQ_BROKER_B_ADDR with --second-broker or RMQ_SECOND_BROKER=1).
 #                             Already running: says so, starts what is missing, prints the same lines.
+#                             On 5.x also the typed topics PriorityTopic (PRIORITY, 8 queues) and
+#                             LiteTopic (a LITE parent, 4 queues), printed as RMQ_PRIORITY_TOPIC / RMQ_LITE_TOPIC.
 #                             With RMQ_PROXY=1 (5.x only) also the RocketMQ proxy (rocketmq-proxy of the same
 #                             version, cluster mode against the local name server) and prints
 #                               export RMQ_PROXY_ENDPOINT=127.0.0.1:8081   (its gRPC port)
@@ -86,7 +88,8 @@
 #
 # Broker settings (write_broker_conf): test-friendly, e.g. quick transaction check-backs
 # (transactionTimeOut=3000, transactionCheckInterval=3000, transactionOpBatchInterval=1000 on 5.x),
-# a quick pop revive scan (reviveInterval=200, reviveMaxSlow=1 on 5.x).
+# a quick pop revive scan (reviveInterval=200, reviveMaxSlow=1 on 5.x); on 5.x recall of timer messages
+# (recallMessageEnable=true) and lite topics (enableLmq=true, enableMultiDispatch=true).
 #
 # Files: jars in <repo>/.cache/rocketmq/<version>/lib (git-ignored; `.complete` marks a finished download);
 # the running instance lives in a fresh temp dir linked from <repo>/.cache/rocketmq/current.
@@ -197,6 +200,18 @@ def main():
             for name, data in sorted((info.get("brokerAddrTable") or {}).items()):
                 for bid, baddr in sorted((data.get("brokerAddrs") or {}).items()):
                     print(data.get("cluster", "?"), name, bid, baddr)
+        elif cmd == "topic":
+            # UPDATE_AND_CREATE_TOPIC (17) on the broker ADDR: TOPIC QUEUES [MESSAGE_TYPE]
+            topic, queues = sys.argv[3], sys.argv[4]
+            ext = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues,
+                   "writeQueueNums": queues, "perm": "6", "topicFilterType": "SINGLE_TAG",
+                   "topicSysFlag": "0", "order": "false"}
+            if len(sys.argv) > 5:
+                ext["attributes"] = "+message.type=" + sys.argv[5]
+            resp, _ = request(addr, 17, ext)
+            if resp.get("code") != 0:
+                print("UPDATE_AND_CREATE_TOPIC %s failed: code %s %s" % (topic, resp.get("code"), resp.get("remark")), file=sys.stderr)
+                return 2
         elif cmd == "version":
             resp, body = request(addr, 28)
             if resp.get("code") != 0:
@@ -785,6 +800,17 @@ diskSpaceCleanForciblyRatio=93
 # message trace (Java TraceDataEncoder records): the broker creates RMQ_SYS_TRACE_TOPIC at start (5.x and 4.9.x)
 traceTopicEnable=true
 EOF
+  if ! is_4x "$5"; then
+    cat >>"$f" <<EOF
+# 5.x only: recall of timer messages before delivery (5.3.2+, RECALL_MESSAGE; off by default: every
+# recall is answered NO_PERMISSION "operation is forbidden"), and lite topics (5.5.0+): the broker
+# dispatches a message with a lite topic to its light message queue only with both of these on
+# (without them the message lands in the parent topic only, and lite consumers get nothing)
+recallMessageEnable=true
+enableLmq=true
+enableMultiDispatch=true
+EOF
+  fi
   if [[ "$SEC_AUTH" == acl ]]; then
     printf '# RMQ_AUTH=acl\n%s\n' "$(broker_auth_conf "$5")" >>"$f"
   fi
@@ -1026,6 +1052,19 @@ EOF
   log "proxy up on $HOST:$PROXY_PORT (gRPC), $HOST:$PROXY_REMOTING_PORT (remoting) (pid $(pid_of "$t" proxy), $(( $(now) - t0 )) s)"
 }
 
+# The typed topics of 5.x (topic attribute message.type) an instance has from its start, for tools
+# and manual tests: a PRIORITY topic (5.4.0+: a message with _SYS_MSG_PRIORITY_ p is stored in
+# queue min(p, queues - 1)) and a LITE parent topic (5.5.0+: messages with a lite topic, __LITE_TOPIC).
+PRIORITY_TOPIC=PriorityTopic
+LITE_TOPIC=LiteTopic
+
+# create_typed_topics: creates them on broker-a (5.x; the broker registers them with the name server).
+create_typed_topics() {
+  probe topic "$HOST:$BROKER_A_PORT" "$PRIORITY_TOPIC" 8 PRIORITY || return 1
+  probe topic "$HOST:$BROKER_A_PORT" "$LITE_TOPIC" 4 LITE || return 1
+  log "typed topics: $PRIORITY_TOPIC (PRIORITY, 8 queues), $LITE_TOPIC (LITE, 4 queues)"
+}
+
 print_env() { # T
   local t="$1"
   echo "export NAMESRV_ADDR=$NAMESRV_ADDR_LOCAL"
@@ -1039,6 +1078,10 @@ print_env() { # T
   fi
   if alive "$t" proxy; then echo "export RMQ_PROXY_ENDPOINT=$HOST:$PROXY_PORT"; fi
   echo "export RMQ_VERSION=$(cat "$t/version")"
+  if ! is_4x "$(cat "$t/version")"; then
+    echo "export RMQ_PRIORITY_TOPIC=$PRIORITY_TOPIC"
+    echo "export RMQ_LITE_TOPIC=$LITE_TOPIC"
+  fi
   load_security "$t"
   if [[ "$SEC_AUTH" == acl ]]; then
     echo "export RMQ_ACCESS_KEY=$USER_AK"
@@ -1167,6 +1210,9 @@ cmd_start() {
   fi
   if [[ "$SEC_AUTH" == acl ]] && ! is_4x "$v" && ! setup_users_5x "$t"; then
     stop_all "$t" keep; die "could not create the ACL 2.0 users (logs kept in $t)"
+  fi
+  if ! is_4x "$v" && ! create_typed_topics; then
+    stop_all "$t" keep; die "could not create the typed topics (logs kept in $t)"
   fi
   if [[ "${RMQ_PROXY:-0}" == 1 ]] && ! start_proxy_in "$t"; then
     stop_all "$t" keep; die "the proxy did not start (logs kept in $t)"

@@ -17,10 +17,11 @@
 #   The default, 1, runs `cargo test` itself (one binary after the other).
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
 #   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_java` (the official Java
-#   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, and `grpc_restart`,
+#   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, `grpc_features`
+#   (recall, priority, lite topics, topic types, Java-like ids), and `grpc_restart`,
 #   which restarts the local proxy; `#[ignore]`d in the normal run since 4.9.x has no proxy) run as a step of their
 #   own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, `session`, `grpc_producer`,
-#   `grpc_consumer`, `grpc_push` and `grpc_transaction`; and the broker-fault step without `broker_link`, which
+#   `grpc_consumer`, `grpc_push`, `grpc_transaction` and `grpc_features`; and the broker-fault step without `broker_link`, which
 #   needs the local second broker).
 # - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
 #   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
@@ -216,7 +217,7 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
       run_tests broker_stop broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      run_tests session grpc_producer grpc_consumer grpc_push grpc_transaction -- --ignored || rc=$?
+      run_tests session grpc_producer grpc_consumer grpc_push grpc_transaction grpc_features -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -423,7 +424,7 @@ for v in "${exact[@]}"; do
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
-      grpc=(run_tests session grpc_producer grpc_consumer grpc_push grpc_java grpc_security grpc_transaction grpc_restart -- --ignored)
+      grpc=(run_tests session grpc_producer grpc_consumer grpc_push grpc_java grpc_security grpc_transaction grpc_features grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")

@@ -66,7 +66,7 @@ enum Command {
         #[command(subcommand)]
         command: cmd::group::GroupCommand,
     },
-    /// Messages: get by id, query by key
+    /// Messages: get by id, query by key, recall a timer message
     Msg {
         #[command(subcommand)]
         command: cmd::msg::MsgCommand,

@@ -45,7 +45,7 @@ pub use config::{
 pub use config_source::ClientConfigSource;
 pub use consumer::ConsumerHandle;
 pub use error::{Error, Result};
-pub use instance::{BrokerLink, ClientInstance};
+pub use instance::{BrokerLink, ClientInstance, MAX_PENDING_REPLIES, PendingReply};
 pub use producer::{ProducerHandle, TransactionCheckRequest};
 pub use rmq_protocol::BrokerVersion;
 pub use route::TopicRouteInfo;

@@ -2,8 +2,12 @@
 //! system properties become the properties a remoting consumer of the same
 //! broker sees (`tag` → `TAGS`, `keys` → `KEYS`, `message_id` →
 //! `UNIQ_KEY`, `message_group` → `__SHARDINGKEY`, `delivery_timestamp` →
-//! `TIMER_DELIVER_MS`), the delivery attempt the reconsume times (attempt
-//! − 1), the rest the `MessageExt` fields.
+//! `TIMER_DELIVER_MS`, `priority` → `_SYS_MSG_PRIORITY_`, `lite_topic` →
+//! `__LITE_TOPIC`), the delivery attempt the reconsume times (attempt − 1),
+//! the rest the `MessageExt` fields. A born host that is a host name (what
+//! the gRPC clients send) is no address: it is kept as the `__BORNHOST`
+//! property, as a remoting consumer sees it, and `born_host` stays
+//! `0.0.0.0:0`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -101,6 +105,16 @@ fn to_message_ext(msg: proto::Message, broker_name: &str, rpc: &'static str) -> 
     if let Some(at) = &sys.delivery_timestamp {
         m.set_property(property::TIMER_DELIVER_MS, timestamp_to_ms(at).to_string());
     }
+    if let Some(p) = sys.priority {
+        m.set_property(property::PRIORITY, p.to_string());
+    }
+    if let Some(lite) = sys.lite_topic.as_deref().filter(|l| !l.is_empty()) {
+        m.set_property(property::LITE_TOPIC, lite);
+    }
+    let born_host = host(&sys.born_host);
+    if born_host.ip().is_unspecified() && !sys.born_host.trim().is_empty() {
+        m.set_property(property::BORN_HOST, sys.born_host.trim());
+    }
     let attempt = sys.delivery_attempt.unwrap_or(1).max(1);
     Ok(MessageExt {
         message: m,
@@ -108,7 +122,7 @@ fn to_message_ext(msg: proto::Message, broker_name: &str, rpc: &'static str) -> 
         queue_id: sys.queue_id,
         queue_offset: sys.queue_offset.unwrap_or(-1),
         born_timestamp: sys.born_timestamp.as_ref().map_or(0, timestamp_to_ms),
-        born_host: host(&sys.born_host),
+        born_host,
         store_timestamp: sys.store_timestamp.as_ref().map_or(0, timestamp_to_ms),
         store_host: host(&sys.store_host),
         reconsume_times: attempt - 1,
@@ -165,6 +179,28 @@ mod tests {
         assert_eq!(m.broker_name, "broker-a");
         assert_eq!(r.receipt_handle, "RH");
         assert_eq!(r.delivery_attempt, 2);
+        assert_eq!(m.property(property::BORN_HOST), None);
+    }
+
+    #[test]
+    fn priority_lite_topic_and_a_host_name() {
+        let msg = proto::Message {
+            topic: Some(resource("", "T")),
+            system_properties: Some(proto::SystemProperties {
+                message_id: "ID".into(),
+                born_host: "app-host-1".into(),
+                receipt_handle: Some("RH".into()),
+                priority: Some(3),
+                lite_topic: Some("order-1".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let (m, _) = message_ext(msg, "broker-a").unwrap();
+        assert_eq!(m.priority(), Some(3));
+        assert_eq!(m.lite_topic(), Some("order-1"));
+        assert!(m.born_host.ip().is_unspecified());
+        assert_eq!(m.property(property::BORN_HOST), Some("app-host-1"));
     }
 
     #[test]

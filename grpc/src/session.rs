@@ -14,7 +14,7 @@ mod telemetry;
 #[cfg(feature = "tls")]
 mod tls;
 
-pub use convert::{duration, std_duration, timestamp_ms, timestamp_to_ms};
+pub use convert::{duration, hostname, std_duration, timestamp_ms, timestamp_to_ms};
 pub use settings::{
     ClientSettings, consumer_pub_sub, filter_expression, resource, subscription_entry,
 };
@@ -32,7 +32,6 @@ use crate::config::GrpcConfig;
 use crate::error::{Error, Result};
 use crate::proto;
 use crate::proto::messaging_service_client::MessagingServiceClient;
-use convert::hostname;
 use rpc::heartbeat_loop;
 use telemetry::telemetry_loop;
 

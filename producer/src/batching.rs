@@ -163,6 +163,7 @@ impl Accumulator {
             && msg.delay_level().is_none_or(|l| l <= 0)
             && !msg.is_timer()
             && !is_transactional(msg)
+            && crate::validate::sent_alone(msg).is_none()
     }
 
     /// Waits for room for `bytes` pending bytes.
@@ -332,6 +333,7 @@ mod tests {
             transaction_id: None,
             region_id: String::new(),
             trace_on: true,
+            recall_handle: None,
         };
         let r = split_result(batch, vec!["A".into(), "B".into()]);
         assert_eq!(

@@ -77,21 +77,55 @@ pub enum Error {
         last: Option<Box<Error>>,
     },
 
-    /// The broker the message would go to does not support what the
-    /// message asks for (a delivery time on a broker older than 5.0, which
-    /// would store it as an ordinary message and deliver it at once).
+    /// The broker the message (or the call) would go to does not support
+    /// what it asks for: a delivery time on a broker older than 5.0 (which
+    /// would store it as an ordinary message and deliver it at once), a
+    /// priority before 5.4, a lite topic before 5.5, a recall before 5.3.2.
     #[error(
-        "broker {broker} (version {version}) does not support {feature}; it needs RocketMQ 5.0 \
-         or newer (send it without a delivery time, or to a 5.x cluster)"
+        "broker {broker} (version {version}) does not support {feature}; it needs RocketMQ \
+         {needs} or newer (do without it, or use a cluster of that version)"
     )]
     Unsupported {
-        /// What the message asks for: `"delivery-time (timer) messages"`.
+        /// What is asked for: `"delivery-time (timer) messages"`,
+        /// `"priority messages"`, `"lite topics"`, `"recalling messages"`.
         feature: &'static str,
         /// The broker name.
         broker: String,
         /// The broker's version, as its answers report it (`V4_9_7`).
         version: rmq_client_core::BrokerVersion,
+        /// The oldest version that supports it (`V5_0_0`, ...).
+        needs: rmq_client_core::BrokerVersion,
     },
+
+    /// No reply came within the request's timeout
+    /// ([`Producer::request`](crate::Producer::request); Java
+    /// `RequestTimeoutException`). The request was sent and may have been
+    /// (or still be) processed; a reply that comes later is dropped.
+    #[error(
+        "no reply to request {correlation_id} within {timeout:?} (is a replier consuming the \
+         topic, and does it reply with create_reply_message?)"
+    )]
+    RequestTimeout {
+        /// The request's timeout.
+        timeout: Duration,
+        /// The request's correlation id (its `CORRELATION_ID` property).
+        correlation_id: String,
+    },
+
+    /// The broker stored a reply but could not push it to the requester
+    /// (its answer to SEND_REPLY_MESSAGE_V2: the requester is not connected
+    /// to that broker, e.g. it is gone). Not retried.
+    #[error("the reply was stored but not delivered to requester {requester}: {remark}")]
+    ReplyNotDelivered {
+        /// The requester's client id (the reply's `REPLY_TO_CLIENT`).
+        requester: String,
+        /// The broker's words.
+        remark: String,
+    },
+
+    /// A recall was refused ([`Producer::recall`](crate::Producer::recall)).
+    #[error("cannot recall the message")]
+    Recall(#[from] crate::recall::RecallError),
 
     /// The producer has been shut down.
     #[error("the producer has been shut down")]
@@ -164,6 +198,31 @@ pub enum InvalidMessage {
         message_topic: String,
         /// The queue's topic.
         queue_topic: String,
+    },
+
+    /// The message's 5.x type properties are invalid: a negative priority,
+    /// a bad lite topic name, or two message types at once (e.g. a priority
+    /// and a delivery time).
+    #[error("invalid message type")]
+    Type(#[source] rmq_protocol::message::TypeError),
+
+    /// The topic's type (its 5.x `message.type`, as the proxy's route
+    /// says) does not take a message of this type: the proxy would refuse
+    /// it (Java gRPC client: "Current message type not match with topic
+    /// accept message types").
+    #[error(
+        "topic {topic:?} takes {accepted} messages, but this is a {message_type} message; send it \
+         to a topic of that type (mqadmin updateTopic -a +message.type={message_type})"
+    )]
+    TopicType {
+        /// The topic.
+        topic: String,
+        /// The message's type (`NORMAL`, `FIFO`, `DELAY`, `TRANSACTION`,
+        /// `PRIORITY`, `LITE`).
+        message_type: rmq_protocol::message::MessageType,
+        /// What the topic takes, as the route says (`NORMAL`, `FIFO or
+        /// DELAY`, `UNSPECIFIED`).
+        accepted: String,
     },
 
     /// The message uses something the proxy's protocol does not carry (a
@@ -352,7 +411,7 @@ impl Error {
     /// or connect timeout underneath).
     pub fn is_timeout(&self) -> bool {
         match self.inner() {
-            Error::Timeout { .. } => true,
+            Error::Timeout { .. } | Error::RequestTimeout { .. } => true,
             Error::Client(e) => e.is_timeout(),
             Error::Grpc(e) => matches!(e, rmq_grpc::Error::Timeout { .. }),
             _ => false,
@@ -360,12 +419,15 @@ impl Error {
     }
 
     /// Whether the broker does not support what the message asks for
-    /// ([`Error::Unsupported`]), or the transport does not
-    /// ([`Error::TransportUnsupported`]).
+    /// ([`Error::Unsupported`]; a recall turned off on the broker,
+    /// [`RecallError::Disabled`](crate::RecallError::Disabled)), or the
+    /// transport does not ([`Error::TransportUnsupported`]).
     pub fn is_unsupported(&self) -> bool {
         matches!(
             self.inner(),
-            Error::Unsupported { .. } | Error::TransportUnsupported(_)
+            Error::Unsupported { .. }
+                | Error::TransportUnsupported(_)
+                | Error::Recall(crate::recall::RecallError::Disabled { .. })
         )
     }
 
@@ -388,8 +450,10 @@ impl rmq_error::Classify for Error {
             Error::Config(_) => Some(K::Config),
             Error::InvalidMessage(_) | Error::BadQueueIndex { .. } => Some(K::InvalidArgument),
             Error::NoWritableQueue { .. } => Some(K::Broker),
-            Error::Timeout { .. } => Some(K::Timeout),
+            Error::Timeout { .. } | Error::RequestTimeout { .. } => Some(K::Timeout),
             Error::Unsupported { .. } | Error::TransportUnsupported(_) => Some(K::Unsupported),
+            Error::ReplyNotDelivered { .. } => Some(K::Broker),
+            Error::Recall(e) => Some(e.kind()),
             Error::Shutdown => Some(K::Shutdown),
             _ => None,
         }

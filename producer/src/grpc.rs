@@ -7,8 +7,14 @@
 //! `message_id`, `__SHARDINGKEY` ↔ `message_group` (a FIFO message),
 //! `TIMER_DELIVER_MS` (or `TIMER_DELAY_MS` / `TIMER_DELAY_SEC` from now) ↔
 //! `delivery_timestamp` (a delayed message), `TRAN_MSG` ↔ the `TRANSACTION`
-//! message type (a half message, ended with `EndTransaction`); every other
-//! property is a user property. Not carried: `DELAY` levels (a typed error:
+//! message type (a half message, ended with `EndTransaction`),
+//! `_SYS_MSG_PRIORITY_` ↔ `priority` (a `PRIORITY` message), `__LITE_TOPIC`
+//! ↔ `lite_topic` (a `LITE` message); every other property is a user
+//! property. As the Java gRPC client does, a message gets a version-1 id
+//! (`01…`, Java `MessageIdCodec`) unless it has a `UNIQ_KEY`, its born host
+//! is this host's name, and a message whose type the topic does not take
+//! (the route's `accept_message_types`, when the proxy's settings say to
+//! validate) is refused before sending ([`InvalidMessage::TopicType`]). Not carried: `DELAY` levels (a typed error:
 //! use a delivery time), the Java `flag`, the producer group (the proxy uses
 //! the topic as the group of a half message).
 //!
@@ -29,14 +35,14 @@ use rmq_grpc::{
     ClientSettings, GrpcConfig, GrpcCredentials, ServerCommand, Session, proto, resource,
     timestamp_ms,
 };
-use rmq_protocol::message::property;
+use rmq_protocol::message::{MessageType, is_reply, property};
 use rmq_protocol::{Message, MessageQueue};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::config::ProducerConfig;
 use crate::error::{Error, InvalidMessage, Result};
-use crate::msg_id::next_uniq_id;
+use crate::msg_id::next_message_id_v1;
 use crate::send::Outcome;
 use crate::validate::check_message;
 
@@ -105,7 +111,8 @@ impl GrpcSender {
         let max_body = i32::try_from(config.max_message_size).unwrap_or(i32::MAX);
         let settings = ClientSettings::producer(topics, max_body);
         let session = Session::start(grpc, settings, commands).await?;
-        let born_host = crate::msg_id::host_ip().to_string();
+        // The host name, as the Java gRPC client's `Utilities.hostName()`.
+        let born_host = rmq_grpc::hostname();
         tracing::info!(group = %config.group, endpoint, client_id = session.client_id(), "producer started (gRPC)");
         Ok(GrpcSender {
             config,
@@ -145,6 +152,48 @@ impl GrpcSender {
         Ok(queues)
     }
 
+    /// Refuses a message of `message_type` for `topic` when the topic's
+    /// route says it takes other types and the proxy's settings ask clients
+    /// to check (`validate_message_type`, default on; Java
+    /// `ProducerImpl.send0`).
+    async fn check_topic_type(&self, topic: &str, message_type: MessageType) -> Result<()> {
+        let validate = self.session.server_settings().is_none_or(|s| {
+            !matches!(&s.pub_sub, Some(proto::settings::PubSub::Publishing(p)) if !p.validate_message_type)
+        });
+        if !validate {
+            return Ok(());
+        }
+        let queues = self.queues(topic).await?;
+        let Some(first) = queues.first() else {
+            return Ok(());
+        };
+        let wanted = proto_type(message_type) as i32;
+        if first.accept_message_types.contains(&wanted) {
+            return Ok(());
+        }
+        let accepted = first
+            .accept_message_types
+            .iter()
+            .map(|t| {
+                proto::MessageType::try_from(*t).map_or("UNKNOWN", |t| match t {
+                    proto::MessageType::Unspecified => "UNSPECIFIED",
+                    other => other.as_str_name(),
+                })
+            })
+            .collect::<Vec<_>>()
+            .join(" or ");
+        Err(InvalidMessage::TopicType {
+            topic: topic.to_owned(),
+            message_type,
+            accepted: if accepted.is_empty() {
+                "no".to_owned()
+            } else {
+                accepted
+            },
+        }
+        .into())
+    }
+
     /// The publish queues of `topic` as [`MessageQueue`]s.
     pub(crate) async fn publish_queues(&self, topic: &str) -> Result<Vec<MessageQueue>> {
         let queues = self.queues(topic).await?;
@@ -157,6 +206,10 @@ impl GrpcSender {
     pub(crate) async fn send(&self, msgs: &mut [Message]) -> Outcome<SendResult> {
         let timeout = self.config.send_timeout;
         match tokio::time::timeout(timeout, self.send_inner(msgs)).await {
+            // Refused before any SendMessage.
+            Ok(Err(e @ (Error::InvalidMessage(_) | Error::TransportUnsupported(_)))) => {
+                Outcome::failed(e)
+            }
             Ok(result) => Outcome::once(result),
             Err(_) => Outcome::once(Err(Error::Timeout {
                 timeout,
@@ -170,16 +223,39 @@ impl GrpcSender {
             return Err(InvalidMessage::EmptyBatch.into());
         };
         let topic = first.topic.clone();
+        let message_type = MessageType::of(first);
         for m in msgs.iter_mut() {
             check_message(m, self.config.max_message_size)?;
+            if is_reply(m) {
+                return Err(Error::TransportUnsupported(
+                    "request-reply needs the remoting transport (name servers): the proxy's \
+                     protocol has no reply push"
+                        .into(),
+                ));
+            }
             if m.topic != topic {
                 return Err(InvalidMessage::Batch(
                     "every message of a batch must have the same topic".into(),
                 )
                 .into());
             }
+            if MessageType::of(m) != message_type {
+                return Err(InvalidMessage::Batch(
+                    "every message of a batch must be of the same type".into(),
+                )
+                .into());
+            }
             if m.unique_key().is_none() {
-                m.set_property(property::UNIQ_KEY, next_uniq_id());
+                m.set_property(property::UNIQ_KEY, next_message_id_v1());
+            }
+        }
+        if msgs.len() > 1 {
+            if let Some(what) = msgs.iter().find_map(crate::validate::sent_alone) {
+                return Err(InvalidMessage::Batch(format!(
+                    "a message of the batch has {what}, which the broker applies to single \
+                     messages only; send it on its own"
+                ))
+                .into());
             }
         }
         let now = now_ms();
@@ -187,10 +263,12 @@ impl GrpcSender {
             .iter()
             .map(|m| to_proto(m, now, &self.born_host))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.check_topic_type(&topic, message_type).await?;
         let entries = self.session.send_message(wire).await?;
         let mut ids = Vec::with_capacity(entries.len());
         let mut offset = None;
         let mut transaction_id = None;
+        let mut recall_handle = None;
         for e in &entries {
             if let Some(s) = &e.status {
                 if s.code != proto::Code::Ok as i32 {
@@ -206,6 +284,9 @@ impl GrpcSender {
             if !e.transaction_id.is_empty() {
                 transaction_id.get_or_insert_with(|| e.transaction_id.clone());
             }
+            if !e.recall_handle.is_empty() {
+                recall_handle.get_or_insert_with(|| e.recall_handle.clone());
+            }
         }
         Ok(SendResult {
             status: SendStatus::SendOk,
@@ -216,6 +297,7 @@ impl GrpcSender {
             transaction_id,
             region_id: "DefaultRegion".to_owned(),
             trace_on: false,
+            recall_handle,
         })
     }
 }
@@ -249,6 +331,18 @@ pub(crate) async fn end_transaction(
         trace_context: String::new(),
     };
     Ok(session.end_transaction(request).await?)
+}
+
+/// The proxy's name of a message type.
+fn proto_type(t: MessageType) -> proto::MessageType {
+    match t {
+        MessageType::Fifo => proto::MessageType::Fifo,
+        MessageType::Delay => proto::MessageType::Delay,
+        MessageType::Transaction => proto::MessageType::Transaction,
+        MessageType::Priority => proto::MessageType::Priority,
+        MessageType::Lite => proto::MessageType::Lite,
+        _ => proto::MessageType::Normal,
+    }
 }
 
 fn message_queue(topic: &str, q: &proto::MessageQueue) -> MessageQueue {
@@ -289,6 +383,15 @@ pub(crate) fn to_proto(
     let group = props
         .remove(property::SHARDING_KEY)
         .filter(|g| !g.is_empty());
+    // Checked before (`check_types`): a valid priority or lite topic, and
+    // not together with a group, a delivery time or a transaction.
+    let priority = match props.remove(property::PRIORITY) {
+        Some(raw) => Some(raw.parse::<i32>().map_err(|_| {
+            InvalidMessage::NotOverGrpc(format!("{}={raw:?} is not a number", property::PRIORITY))
+        })?),
+        None => None,
+    };
+    let lite_topic = props.remove(property::LITE_TOPIC);
     let ms = |name: &str, raw: String| {
         raw.trim()
             .parse::<i64>()
@@ -321,6 +424,8 @@ pub(crate) fn to_proto(
         }
         (Some(_), None) => proto::MessageType::Fifo,
         (None, Some(_)) => proto::MessageType::Delay,
+        (None, None) if priority.is_some() => proto::MessageType::Priority,
+        (None, None) if lite_topic.is_some() => proto::MessageType::Lite,
         (None, None) => proto::MessageType::Normal,
     };
     let checksum = md5_hex(&msg.body);
@@ -341,6 +446,8 @@ pub(crate) fn to_proto(
             born_host: born_host.to_owned(),
             delivery_timestamp: deliver.map(timestamp_ms),
             message_group: group,
+            lite_topic,
+            priority,
             ..Default::default()
         }),
         body: msg.body.clone(),
@@ -430,6 +537,29 @@ mod tests {
             to_proto(&grouped, 0, "h"),
             Err(InvalidMessage::NotOverGrpc(_))
         ));
+    }
+
+    #[test]
+    fn priority_and_lite_topic_are_system_properties() {
+        let prio = Message::new("T", "b")
+            .with_priority(4)
+            .with_property("u", "v");
+        let p = to_proto(&prio, 0, "host-1").unwrap();
+        let s = p.system_properties.unwrap();
+        assert_eq!(s.priority, Some(4));
+        assert_eq!(s.message_type, proto::MessageType::Priority as i32);
+        assert_eq!(s.born_host, "host-1");
+        assert_eq!(
+            p.user_properties,
+            HashMap::from([("u".to_owned(), "v".to_owned())])
+        );
+        let lite = Message::new("T", "b").with_lite_topic("order-1");
+        let s = to_proto(&lite, 0, "h").unwrap().system_properties.unwrap();
+        assert_eq!(s.lite_topic.as_deref(), Some("order-1"));
+        assert_eq!(s.message_type, proto::MessageType::Lite as i32);
+        assert_eq!(s.priority, None);
+        assert_eq!(proto_type(MessageType::Lite), proto::MessageType::Lite);
+        assert_eq!(proto_type(MessageType::Normal), proto::MessageType::Normal);
     }
 
     #[test]

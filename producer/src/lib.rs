@@ -34,6 +34,14 @@
 //! async [`TransactionListener`] makes a [`TransactionProducer`]
 //! (`send_in_transaction`, check-backs).
 //!
+//! RocketMQ 5.x: [`Producer::recall`] recalls a timer message before its
+//! delivery (5.3.2+, with the send result's `recall_handle`);
+//! [`Message::with_priority`] (5.4+) and [`Message::with_lite_topic`] (5.5+)
+//! send priority and lite-topic messages; an older broker gets a typed
+//! "unsupported" refusal, never a silent downgrade. [`Producer::request`]
+//! sends a request and waits for its reply, which the replier makes with
+//! [`create_reply_message`] (remoting, 4.9.x and 5.x).
+//!
 //! Every public call returns [`rmq_error::Error`] (`rmq::Error` in the
 //! facade): `kind()`, `is_retryable()`, `is_timeout()`, and a `Display` that
 //! prints the whole cause chain. It wraps this crate's detailed [`Error`]
@@ -53,6 +61,8 @@ mod health;
 mod msg_id;
 mod prepare;
 mod producer;
+mod recall;
+mod request;
 mod route;
 mod selector;
 mod send;
@@ -69,8 +79,9 @@ pub use config::{DEFAULT_PRODUCER_GROUP, ProducerConfig};
 pub use error::{Error, InvalidMessage, Result, Unsent, UnsentExt};
 pub use health::{ProducerEvent, ProducerState};
 pub use producer::Producer;
+pub use recall::RecallError;
 pub use rmq_client_core::{ClientConfig, SendResult, SendStatus};
-pub use rmq_protocol::message::CompressionType;
+pub use rmq_protocol::message::{CompressionType, RecallHandle, create_reply_message};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use selector::{JavaHashCode, hash_index, select_by_hash};
 pub use transaction::{

@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use rmq_client_core::now_ms;
+use rmq_client_core::{BrokerVersion, now_ms};
 use rmq_protocol::header::SendMessageRequestHeaderV2;
-use rmq_protocol::message::{encode_batch, encode_properties, property, sys_flag};
+use rmq_protocol::message::{encode_batch, encode_properties, is_reply, property, sys_flag};
 use rmq_protocol::{Message, MessageQueue, Properties};
 
 use crate::config::ProducerConfig;
@@ -31,9 +31,49 @@ pub(crate) struct Prepared {
     pub(crate) max_reconsume_times: Option<i32>,
     /// `Some(ids)` for a batch: every message's `UNIQ_KEY`, in order.
     pub(crate) batch_ids: Option<Vec<String>>,
-    /// Whether a message asks for a 5.x timer delivery
-    /// ([`Message::is_timer`]): only a 5.x broker may get it.
-    pub(crate) timer: bool,
+    /// The newest broker feature a message asks for (a delivery time, a
+    /// priority, a lite topic): only a broker of that version or newer may
+    /// get it.
+    pub(crate) requires: Option<Requirement>,
+    /// Whether it is a reply (`MSG_TYPE=reply`): sent with
+    /// SEND_REPLY_MESSAGE_V2, which the broker pushes to the requester.
+    pub(crate) reply: bool,
+}
+
+/// A broker feature a message asks for, and the version that brought it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Requirement {
+    /// What it is, for the error: `"priority messages"`, ...
+    pub(crate) feature: &'static str,
+    /// The oldest broker version with it.
+    pub(crate) since: BrokerVersion,
+}
+
+/// `V5_4_0`: priority messages.
+const PRIORITY_SINCE: BrokerVersion = BrokerVersion(493);
+/// `V5_5_0`: lite topics.
+const LITE_TOPIC_SINCE: BrokerVersion = BrokerVersion(513);
+
+/// The newest broker feature `msg` asks for, if any.
+pub(crate) fn requirement(msg: &Message) -> Option<Requirement> {
+    if msg.properties.contains_key(property::LITE_TOPIC) {
+        Some(Requirement {
+            feature: "lite topics",
+            since: LITE_TOPIC_SINCE,
+        })
+    } else if msg.properties.contains_key(property::PRIORITY) {
+        Some(Requirement {
+            feature: "priority messages",
+            since: PRIORITY_SINCE,
+        })
+    } else if msg.is_timer() {
+        Some(Requirement {
+            feature: "delivery-time (timer) messages",
+            since: BrokerVersion::V5_0_0,
+        })
+    } else {
+        None
+    }
 }
 
 /// Gives `msg` a `UNIQ_KEY` (unless it has one) and `WAIT=true` (unless
@@ -97,7 +137,8 @@ pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Res
         reconsume_times,
         max_reconsume_times,
         batch_ids: None,
-        timer: msg.is_timer(),
+        requires: requirement(msg),
+        reply: is_reply(msg),
     })
 }
 
@@ -122,16 +163,16 @@ fn checked_properties(props: &Properties) -> Result<String> {
 pub(crate) fn prepare_batch(msgs: &mut [Message], config: &ProducerConfig) -> Result<Prepared> {
     check_batch(msgs, config.max_message_size)?;
     msgs.iter_mut().for_each(stamp);
-    let timer = msgs.iter().any(Message::is_timer);
-    encode_stamped_batch(msgs, timer, config)
+    let requires = msgs.iter().find_map(requirement);
+    encode_stamped_batch(msgs, requires, config)
 }
 
 /// Encodes a batch whose messages were each validated and stamped already
 /// and share one topic and one `WAIT` value: what [`prepare_batch`] does
 /// after its checks. The auto-batching path sends its batches this way
 /// (each message was checked and stamped when it was added, and a pending
-/// batch is keyed by topic and `WAIT`); `timer` says whether one of them
-/// carries a timer property.
+/// batch is keyed by topic and `WAIT`); `requires` is the broker feature
+/// one of them asks for (a timer property).
 ///
 /// # Errors
 ///
@@ -139,7 +180,7 @@ pub(crate) fn prepare_batch(msgs: &mut [Message], config: &ProducerConfig) -> Re
 /// `max_message_size` bytes, or a protocol error from the encoding.
 pub(crate) fn encode_stamped_batch(
     msgs: &[Message],
-    timer: bool,
+    requires: Option<Requirement>,
     config: &ProducerConfig,
 ) -> Result<Prepared> {
     let body = encode_batch(msgs)?;
@@ -168,7 +209,8 @@ pub(crate) fn encode_stamped_batch(
         reconsume_times: 0,
         max_reconsume_times: None,
         batch_ids: Some(ids),
-        timer,
+        requires,
+        reply: false,
     })
 }
 
@@ -230,6 +272,32 @@ mod tests {
         prepare_message(&mut own, &config()).unwrap();
         assert_eq!(own.unique_key(), Some("MINE"));
         assert!(!own.wait_store_msg_ok());
+    }
+
+    #[test]
+    fn broker_features_a_message_needs() {
+        let need = |m: Message| requirement(&m).map(|r| (r.feature, r.since));
+        assert_eq!(need(Message::new("t", "x")), None);
+        assert_eq!(
+            need(Message::new("t", "x").deliver_after(std::time::Duration::from_secs(1))),
+            Some(("delivery-time (timer) messages", BrokerVersion::V5_0_0))
+        );
+        assert_eq!(
+            need(Message::new("t", "x").with_priority(1)),
+            Some(("priority messages", BrokerVersion(493)))
+        );
+        assert_eq!(BrokerVersion(493).to_string(), "V5_4_0");
+        assert_eq!(
+            need(Message::new("t", "x").with_lite_topic("l")),
+            Some(("lite topics", BrokerVersion(513)))
+        );
+        let mut reply = Message::new("t", "x").with_property(property::MSG_TYPE, "reply");
+        assert!(prepare_message(&mut reply, &config()).unwrap().reply);
+        assert!(
+            !prepare_message(&mut Message::new("t", "x"), &config())
+                .unwrap()
+                .reply
+        );
     }
 
     #[test]

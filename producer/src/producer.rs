@@ -54,10 +54,11 @@ pub struct Producer {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    backend: Backend,
+    pub(crate) backend: Backend,
     shut_down: AtomicBool,
-    /// Tasks of [`Producer::send_with_callback`] and of batch flushes.
-    tasks: TaskTracker,
+    /// Tasks of [`Producer::send_with_callback`],
+    /// [`Producer::request_with_callback`] and of batch flushes.
+    pub(crate) tasks: TaskTracker,
     /// The batches being filled, with [`ProducerBuilder::batching`].
     batcher: Option<Arc<Accumulator>>,
     /// Metric handles and the `send` span.
@@ -250,7 +251,7 @@ impl Producer {
         Ok(publish.queues().to_vec())
     }
 
-    fn check_running(&self) -> Result<()> {
+    pub(crate) fn check_running(&self) -> Result<()> {
         if self.is_shutdown() {
             Err(Error::Shutdown)
         } else {

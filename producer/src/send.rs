@@ -6,8 +6,9 @@ use std::future::Future;
 use std::sync::atomic::AtomicUsize;
 
 use futures::FutureExt;
-use rmq_client_core::{BrokerVersion, ClientInstance, SendResult, SendStatus};
-use rmq_protocol::MessageQueue;
+use rmq_client_core::{ClientInstance, SendResult, SendStatus};
+use rmq_protocol::message::property;
+use rmq_protocol::{MessageQueue, ResponseCode};
 use tokio::time::Instant;
 
 use crate::config::ProducerConfig;
@@ -107,21 +108,25 @@ impl Sender {
     /// once when unknown, Java `sendKernelImpl`), through the VIP channel
     /// when configured.
     ///
-    /// A timer message goes only to a broker that reports 5.0 or newer
+    /// A message that asks for a broker feature ([`Prepared::requires`]: a
+    /// delivery time, 5.0; a priority, 5.4; a lite topic, 5.5) goes only to
+    /// a broker that reports that version or newer
     /// ([`ClientInstance::broker_version`]: learnt from its heartbeat
-    /// answers); an older broker would store it as an ordinary message and
-    /// deliver it at once, so that is [`Error::Unsupported`].
+    /// answers); an older broker would store it as an ordinary message
+    /// (and deliver a timer message at once), so that is
+    /// [`Error::Unsupported`].
     async fn broker_addr(&self, queue: &MessageQueue, prepared: &Prepared) -> Result<String> {
         let addr = self.instance.master_addr(queue).await?;
-        if prepared.timer {
-            // Boxed: only timer messages ask, and inline the call would
+        if let Some(needs) = prepared.requires {
+            // Boxed: only such messages ask, and inline the call would
             // make every send's future kilobytes large.
             let version = Box::pin(self.instance.broker_version(&addr)).await?;
-            if version < BrokerVersion::V5_0_0 {
+            if version < needs.since {
                 return Err(Error::Unsupported {
-                    feature: "delivery-time (timer) messages",
+                    feature: needs.feature,
                     broker: queue.broker_name.clone(),
                     version,
+                    needs: needs.since,
                 });
             }
         }
@@ -146,6 +151,10 @@ impl Sender {
             );
             let body = prepared.body.clone();
             let result = match &prepared.batch_ids {
+                None if prepared.reply => {
+                    Box::pin(self.send_reply(&addr, &queue.broker_name, header, body, timeout))
+                        .await?
+                }
                 None => {
                     self.instance
                         .send_message(&addr, &queue.broker_name, header, body, timeout)
@@ -160,6 +169,46 @@ impl Sender {
             Ok(result)
         };
         self.by_deadline(deadline, last, call).await
+    }
+
+    /// A reply (SEND_REPLY_MESSAGE_V2). The broker's SYSTEM_ERROR `push
+    /// reply message fail` (the requester is not connected to it) is
+    /// [`Error::ReplyNotDelivered`], not retried: the broker stored the
+    /// reply, and another attempt would store it again.
+    async fn send_reply(
+        &self,
+        addr: &str,
+        broker_name: &str,
+        header: rmq_protocol::header::SendMessageRequestHeaderV2,
+        body: bytes::Bytes,
+        timeout: std::time::Duration,
+    ) -> Result<SendResult> {
+        let msg_id = header
+            .properties
+            .as_deref()
+            .and_then(|p| rmq_protocol::message::find_property(p, property::UNIQ_KEY))
+            .unwrap_or_default()
+            .to_owned();
+        let requester = header
+            .properties
+            .as_deref()
+            .and_then(|p| rmq_protocol::message::find_property(p, property::REPLY_TO_CLIENT))
+            .unwrap_or_default()
+            .to_owned();
+        let sent = self
+            .instance
+            .send_reply_message(addr, broker_name, header, body, msg_id, timeout)
+            .await;
+        match sent {
+            Err(rmq_client_core::Error::Broker {
+                code: ResponseCode::SYSTEM_ERROR,
+                remark: Some(remark),
+                ..
+            }) if remark.contains("push reply message") => {
+                Err(Error::ReplyNotDelivered { requester, remark })
+            }
+            other => Ok(other?),
+        }
     }
 
     /// Java `sendDefaultImpl` in sync mode: up to `1 + retries` attempts
@@ -305,9 +354,16 @@ impl Sender {
                 self.config.default_topic_queue_nums,
             );
             let timeout = deadline.saturating_duration_since(Instant::now());
-            self.instance
-                .send_message_oneway(&addr, header, prepared.body.clone(), timeout)
-                .await?;
+            let body = prepared.body.clone();
+            if prepared.reply {
+                self.instance
+                    .send_reply_message_oneway(&addr, header, body, timeout)
+                    .await?;
+            } else {
+                self.instance
+                    .send_message_oneway(&addr, header, body, timeout)
+                    .await?;
+            }
             Ok(())
         };
         let result = self.by_deadline(deadline, None, call).await;

@@ -2,7 +2,7 @@
 //! `checkTopic`, `TopicValidator`, and the batch rules of `MessageBatch`).
 
 use rmq_protocol::Message;
-use rmq_protocol::message::{property, validate_properties};
+use rmq_protocol::message::{check_types, is_reply, is_request, property, validate_properties};
 use rmq_protocol::names::{self, NameKind};
 
 use crate::error::InvalidMessage;
@@ -36,7 +36,9 @@ pub(crate) fn check_group(group: &str) -> Result<(), String> {
 }
 
 /// Checks one message before it is sent: topic, body (non-empty, at most
-/// `max_size` bytes), delay level and properties.
+/// `max_size` bytes), delay level, properties, and the 5.x type properties
+/// (a priority of 0 or more, a valid lite topic, not two message types at
+/// once: [`rmq_protocol::message::check_types`]).
 ///
 /// # Errors
 ///
@@ -46,7 +48,27 @@ pub fn check_message(msg: &Message, max_size: usize) -> Result<(), InvalidMessag
     check_body(msg, max_size)?;
     check_delay(msg)?;
     validate_properties(&msg.properties).map_err(InvalidMessage::Property)?;
+    check_types(msg).map_err(InvalidMessage::Type)?;
     Ok(())
+}
+
+/// What of `msg` makes it travel on its own, never in a batch: a priority
+/// or a lite topic (a broker applies them to single messages only: in a
+/// batch they would be ignored), being a reply (sent with
+/// SEND_REPLY_MESSAGE_V2) or a request (the broker adds the `CLUSTER` a
+/// replier needs to single messages).
+pub(crate) fn sent_alone(msg: &Message) -> Option<&'static str> {
+    if msg.properties.contains_key(property::PRIORITY) {
+        Some("a priority")
+    } else if msg.properties.contains_key(property::LITE_TOPIC) {
+        Some("a lite topic")
+    } else if is_reply(msg) {
+        Some("a reply (MSG_TYPE=reply)")
+    } else if is_request(msg) {
+        Some("a request (CORRELATION_ID)")
+    } else {
+        None
+    }
 }
 
 fn check_body(msg: &Message, max_size: usize) -> Result<(), InvalidMessage> {
@@ -107,7 +129,8 @@ pub(crate) fn check_no_delay(msg: &Message) -> Result<(), InvalidMessage> {
 
 /// Checks a batch (Java `DefaultMQProducer.batch` and `MessageBatch`): not
 /// empty, one topic, not a retry topic, no delay level, no transactional
-/// message, one `WAIT` value, and every message valid on its own.
+/// message, no priority, lite topic or reply, one `WAIT` value, and every
+/// message valid on its own.
 ///
 /// The encoded size is checked later, once the batch is encoded.
 ///
@@ -142,6 +165,12 @@ pub fn check_batch(msgs: &[Message], max_size: usize) -> Result<(), InvalidMessa
         }
         if is_transactional(msg) {
             return Err(InvalidMessage::TransactionInBatch { index });
+        }
+        if let Some(what) = sent_alone(msg) {
+            return Err(InvalidMessage::Batch(format!(
+                "message {index} has {what}, which the broker applies to single messages only; \
+                 send it on its own"
+            )));
         }
         if msg.wait_store_msg_ok() != wait {
             return Err(InvalidMessage::Batch(format!(
@@ -264,6 +293,47 @@ mod tests {
             Err(InvalidMessage::TransactionInBatch { index: 1 })
         ));
         check_batch(&[m("t").with_property(property::TRAN_MSG, "false")], 10).unwrap();
+    }
+
+    #[test]
+    fn priority_and_lite_topic_rules() {
+        let m = || Message::new("t", "x");
+        check_message(&m().with_priority(0), 10).unwrap();
+        check_message(&m().with_lite_topic("order-1"), 10).unwrap();
+        for bad in [
+            m().with_priority(-1),
+            m().with_property(property::PRIORITY, "high"),
+            m().with_lite_topic("a b"),
+            m().with_lite_topic("  "),
+            m().with_priority(1).with_lite_topic("l"),
+            m().with_priority(1).with_delay_level(2),
+        ] {
+            assert!(
+                matches!(check_message(&bad, 10), Err(InvalidMessage::Type(_))),
+                "{bad:?}"
+            );
+        }
+        // Sent alone: never in a batch.
+        for (alone, what) in [
+            (m().with_priority(1), "a priority"),
+            (m().with_lite_topic("l"), "a lite topic"),
+            (m().with_property(property::MSG_TYPE, "reply"), "a reply"),
+            (
+                m().with_property(property::CORRELATION_ID, "c")
+                    .with_property(property::REPLY_TO_CLIENT, "id"),
+                "a request",
+            ),
+        ] {
+            assert!(
+                sent_alone(&alone).is_some_and(|w| w.starts_with(what)),
+                "{what}"
+            );
+            match check_batch(&[m(), alone], 10) {
+                Err(InvalidMessage::Batch(text)) => assert!(text.contains(what), "{text}"),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        assert_eq!(sent_alone(&m()), None);
     }
 
     #[test]

@@ -141,8 +141,18 @@ code_table! {
         SEND_MESSAGE_V2 = 310, false;
         /// SEND_BATCH_MESSAGE (V2 header names).
         SEND_BATCH_MESSAGE = 320, false;
+        /// SEND_REPLY_MESSAGE (V1 header names): the reply of a request-reply
+        /// exchange; the broker pushes it to the requester.
+        SEND_REPLY_MESSAGE = 324, false;
+        /// SEND_REPLY_MESSAGE_V2 (one-letter header names).
+        SEND_REPLY_MESSAGE_V2 = 325, false;
+        /// PUSH_REPLY_MESSAGE_TO_CLIENT (broker → client): a reply for a
+        /// request this client sent.
+        PUSH_REPLY_MESSAGE_TO_CLIENT = 326, false;
         /// LITE_PULL_MESSAGE.
         LITE_PULL_MESSAGE = 361, false;
+        /// RECALL_MESSAGE (5.3.2+): recall a timer message before its delivery.
+        RECALL_MESSAGE = 370, false;
         /// QUERY_ASSIGNMENT (5.x): the queues the broker assigns a member.
         QUERY_ASSIGNMENT = 400, false;
         /// SET_MESSAGE_REQUEST_MODE (5.x admin): pull or pop for a group.

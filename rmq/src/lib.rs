@@ -84,10 +84,14 @@ feature_items! { "producer":
     #[doc = include_str!("docs/select_by_hash.md")]
     pub use rmq_producer::select_by_hash;
     pub use rmq_producer::{
-        InvalidMessage, JavaHashCode, ProducerConfig, TransactionListener, TransactionProducer,
-        TransactionProducerBuilder, TransactionState, Unsent, UnsentExt, hash_index,
-        transaction_fn,
+        InvalidMessage, JavaHashCode, ProducerConfig, RecallError, TransactionListener,
+        TransactionProducer, TransactionProducerBuilder, TransactionState, Unsent, UnsentExt,
+        hash_index, transaction_fn,
     };
+    #[doc = include_str!("docs/create_reply_message.md")]
+    pub use rmq_producer::create_reply_message;
+    #[doc = include_str!("docs/recall_handle.md")]
+    pub use rmq_producer::RecallHandle;
     #[doc = include_str!("docs/producer_event.md")]
     pub use rmq_producer::{ProducerEvent, ProducerState};
 }

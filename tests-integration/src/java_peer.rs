@@ -283,6 +283,22 @@ impl JavaProcess {
         }
     }
 
+    /// Writes `line` and a newline to the peer's stdin.
+    ///
+    /// # Panics
+    ///
+    /// When the peer's stdin is closed.
+    pub async fn send_line(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+
+        let stdin = self.child.stdin.as_mut().expect("the peer's stdin is open");
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write to the peer's stdin");
+        stdin.flush().await.expect("flush the peer's stdin");
+    }
+
     /// Closes the peer's stdin and waits (bounded) for it to exit; kills it after `limit`.
     pub async fn finish(mut self, limit: std::time::Duration) {
         drop(self.child.stdin.take());

@@ -11,12 +11,14 @@
 //!   file) and a handle that SIGKILLs the child when dropped.
 //! * [`within`], [`poll_until`]: time limits and bounded polling of broker state.
 //! * [`tx`]: transactional producers with a recording listener (`tests/tx_*.rs`, `tx-child`).
+//! * [`features`]: what the tests of recall, priority, lite topics and request-reply share.
 //! * [`java_peer`]: the official Java clients (`bench/peers/java` per RocketMQ version, and the gRPC
 //!   client `bench/peers/java-grpc`), built once, run
 //!   as a child process.
 
 pub mod child;
 pub mod consumer;
+pub mod features;
 pub mod java_peer;
 mod record;
 pub mod tx;

@@ -1,11 +1,12 @@
-//! `rmq msg get MSG_ID` and `rmq msg query --topic T --key K`.
+//! `rmq msg get MSG_ID`, `rmq msg query --topic T --key K` and `rmq msg
+//! recall --topic T HANDLE`.
 
 use std::collections::BTreeSet;
 
 use clap::Subcommand;
-use rmq::MessageExt;
 use rmq::protocol::header::QueryMessageRequestHeader;
 use rmq::protocol::message::parse_offset_msg_id;
+use rmq::{MessageExt, Producer};
 
 use crate::admin::Admin;
 use crate::cmd::Outcome;
@@ -22,9 +23,10 @@ Examples:
   rmq msg get 7F0000010000C5F400000000000A3B1C                 by offset message id
   rmq msg get AC110001475C18B4AAC2535DE7A40000 --topic orders  by the id the producer returned
   rmq msg query --topic orders --key order-42
-  rmq msg query --topic orders --key order-42 --begin 1h --json";
+  rmq msg query --topic orders --key order-42 --begin 1h --json
+  rmq msg recall --topic reminders djEgcmVtaW5kZXJzIGJyb2tlci1hIDE3...";
 
-/// Look messages up: by id, or by key.
+/// Look messages up: by id, or by key; recall a timer message.
 #[derive(Debug, Subcommand)]
 #[command(after_help = EXAMPLES)]
 pub(crate) enum MsgCommand {
@@ -68,9 +70,33 @@ the id a producer returned (the message's UNIQ_KEY), looked up in the brokers' i
         #[arg(long)]
         json: bool,
     },
+    /// Recall a timer message before its delivery time (RocketMQ 5.3.2+)
+    #[command(
+        after_help = "Examples:\n  rmq produce reminders 'call back' -p TIMER_DELAY_SEC=600   prints ... recall=HANDLE\n  rmq msg recall --topic reminders HANDLE\n\n\
+HANDLE is the recall handle a send of a timer message (a delivery time) returned; the broker\n\
+needs recallMessageEnable=true. Prints the recalled message's id."
+    )]
+    Recall {
+        /// The message's topic
+        #[arg(long)]
+        topic: String,
+        /// The recall handle
+        handle: String,
+        /// Producer group (the broker records it with the recall)
+        #[arg(long, default_value = "rmq-cli-producer")]
+        group: String,
+    },
 }
 
 pub(crate) async fn run(connect: &ConnectArgs, cmd: MsgCommand) -> Result<Outcome> {
+    if let MsgCommand::Recall {
+        topic,
+        handle,
+        group,
+    } = cmd
+    {
+        return recall(connect, &topic, &handle, &group).await;
+    }
     let admin = Admin::connect(connect)?;
     let result = match cmd {
         MsgCommand::Get {
@@ -89,9 +115,28 @@ pub(crate) async fn run(connect: &ConnectArgs, cmd: MsgCommand) -> Result<Outcom
             let range = (begin.map_or(0, epoch_ms), end.map_or(i64::MAX, epoch_ms));
             query(&admin, &topic, &key, range, max, json).await
         }
+        MsgCommand::Recall { .. } => Ok(()),
     };
     admin.release().await;
     result.map(|()| Outcome::Done)
+}
+
+/// Recalls the timer message of `handle` with a producer of `group`;
+/// prints the message's id.
+async fn recall(connect: &ConnectArgs, topic: &str, handle: &str, group: &str) -> Result<Outcome> {
+    let config = connect.client_config("rmq-cli-recall")?;
+    let producer = Producer::builder()
+        .group(group)
+        .client_config(config)
+        .start()
+        .await?;
+    let recalled = producer.recall(topic, handle).await;
+    let _ = producer.shutdown().await;
+    let id = recalled?;
+    let mut out = Out::new();
+    out.line(&format!("recalled {id}"))?;
+    out.flush()?;
+    Ok(Outcome::Done)
 }
 
 fn print(msgs: &[MessageExt], json: bool) -> Result<()> {

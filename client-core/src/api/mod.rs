@@ -10,6 +10,8 @@ mod consumer;
 mod offset;
 pub mod pop;
 pub mod pull;
+mod recall;
+mod reply;
 pub mod send;
 mod timeouts;
 mod transaction;

@@ -61,6 +61,11 @@ pub struct SendResult {
     pub region_id: String,
     /// Whether the broker has tracing on (`TRACE_ON`, default `true`).
     pub trace_on: bool,
+    /// The handle that recalls the message before its delivery time
+    /// (`Producer::recall`): a 5.3.2+ broker (or proxy) answers one for a
+    /// timer message (a delivery time, not a delay level); `None` for other
+    /// messages and older brokers.
+    pub recall_handle: Option<String>,
 }
 
 /// The default region id when the broker sends none (Java
@@ -127,6 +132,7 @@ fn send_result(
             .filter(|r| !r.is_empty())
             .unwrap_or_else(|| DEFAULT_REGION.to_owned()),
         trace_on: header.trace_on.unwrap_or(true),
+        recall_handle: header.recall_handle.filter(|h| !h.is_empty()),
     })
 }
 
@@ -190,7 +196,7 @@ impl ClientInstance {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn send_and_map(
+    pub(crate) async fn send_and_map(
         &self,
         code: RequestCode,
         addr: &str,
@@ -225,8 +231,20 @@ impl ClientInstance {
         body: Bytes,
         timeout: Duration,
     ) -> Result<()> {
-        let request =
-            RemotingCommand::request(RequestCode::SEND_MESSAGE_V2, &header).with_body(body);
+        self.send_oneway_as(RequestCode::SEND_MESSAGE_V2, addr, header, body, timeout)
+            .await
+    }
+
+    /// A send of `code` with `header` and `body`, oneway.
+    pub(crate) async fn send_oneway_as(
+        &self,
+        code: RequestCode,
+        addr: &str,
+        header: SendMessageRequestHeaderV2,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<()> {
+        let request = RemotingCommand::request(code, &header).with_body(body);
         self.inner
             .remoting
             .invoke_oneway(addr, request, timeout)
@@ -331,6 +349,18 @@ mod tests {
         assert_eq!(r.region_id, "DefaultRegion");
         assert!(r.trace_on);
         assert_eq!(r.transaction_id.as_deref(), Some("TX"));
+        assert_eq!(r.recall_handle, None);
+        let timer = ok.clone().with_ext_field("recallHandle", "djEgVCBi");
+        let r = send_result_from_response(
+            "a",
+            RequestCode::SEND_MESSAGE_V2,
+            "T",
+            "b",
+            String::new(),
+            &timer,
+        )
+        .unwrap();
+        assert_eq!(r.recall_handle.as_deref(), Some("djEgVCBi"));
 
         let bad = RemotingCommand::new_response(ResponseCode::SUCCESS, None);
         let err = send_result_from_response(

@@ -82,6 +82,8 @@ pub(crate) struct Inner {
     pub(crate) broker_versions: Mutex<BTreeMap<String, i32>>,
     /// Which broker addresses the heartbeats reach.
     pub(crate) links: Links,
+    /// Requests waiting for their reply, by correlation id.
+    pub(crate) replies: Arc<super::replies::ReplyTable>,
     /// Wakes the heartbeat task early (a new broker address appeared).
     pub(crate) heartbeat_wakeup: Arc<tokio::sync::Notify>,
     /// Wakes the route refresh early (a broker call could not connect or

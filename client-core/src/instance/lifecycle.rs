@@ -68,6 +68,7 @@ impl ClientInstance {
             heartbeat_lock: tokio::sync::Mutex::new(()),
             broker_versions: Mutex::new(BTreeMap::new()),
             links: Links::default(),
+            replies: Arc::default(),
             heartbeat_wakeup: Arc::new(tokio::sync::Notify::new()),
             route_wakeup: Arc::new(tokio::sync::Notify::new()),
             users: AtomicUsize::new(1),
@@ -80,6 +81,7 @@ impl ClientInstance {
         });
         let instance = ClientInstance { inner };
         handlers::register(&instance);
+        super::replies::register(&instance);
         routes::spawn_refresh_task(&instance);
         heartbeat::spawn_heartbeat_task(&instance);
         info!(client_id = %instance.inner.client_id, "client instance started");

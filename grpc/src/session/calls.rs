@@ -1,5 +1,6 @@
-//! The unary calls of [`Session`]: routes, sends, transactions, assignments,
-//! receives, acks, invisibility, dead-letter forwarding, heartbeats.
+//! The unary calls of [`Session`]: routes, sends, recalls, transactions,
+//! assignments, receives, acks, invisibility, dead-letter forwarding,
+//! heartbeats.
 
 use std::sync::PoisonError;
 use std::time::Duration;
@@ -79,6 +80,34 @@ impl Session {
             )
             .await?;
         check_status("EndTransaction", resp.status.as_ref())
+    }
+
+    /// `RecallMessage` (5.3.2+): recalls the timer message of
+    /// `recall_handle` (a send result's) sent to `topic`; answers the
+    /// message's id. The proxy checks that `topic` is of type `DELAY`.
+    ///
+    /// # Errors
+    ///
+    /// The call's error, or [`Error::Proxy`]: `MESSAGE_PROPERTY_CONFLICT_WITH_TYPE`
+    /// for a topic of another type; `INTERNAL_SERVER_ERROR` with the
+    /// broker's words for a refusal (`recall handle is invalid`, `recall
+    /// failed, timestamp invalid`, `recall failed, operation is forbidden`,
+    /// `recall failed, topic not match`).
+    pub async fn recall_message(&self, topic: &str, recall_handle: &str) -> Result<String> {
+        let req = proto::RecallMessageRequest {
+            topic: Some(resource(&self.inner.config.namespace, topic)),
+            recall_handle: recall_handle.to_owned(),
+        };
+        let resp = self
+            .inner
+            .call(
+                "RecallMessage",
+                |mut c, r| async move { c.recall_message(r).await },
+                req,
+            )
+            .await?;
+        check_status("RecallMessage", resp.status.as_ref())?;
+        Ok(resp.message_id)
     }
 
     /// Replaces the publishing / subscription settings and sends them on

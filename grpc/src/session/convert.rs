@@ -37,7 +37,10 @@ pub fn timestamp_to_ms(t: &prost_types::Timestamp) -> i64 {
         .saturating_add(i64::from(t.nanos / 1_000_000))
 }
 
-pub(super) fn hostname() -> String {
+/// This host's name, as the Java gRPC client's `Utilities.hostName()`
+/// (`InetAddress.getLocalHost().getHostName()`) gives it: what the client
+/// puts in a message's born host and its user agent.
+pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|h| h.trim().to_owned())

@@ -113,7 +113,7 @@ impl Producer {
         } else if msgs.is_empty() {
             return;
         } else {
-            match encode_stamped_batch(&msgs, false, self.config()) {
+            match encode_stamped_batch(&msgs, None, self.config()) {
                 Err(e) => (Outcome::failed(e), None),
                 Ok(mut prepared) => {
                     let outcome = sender.send_with_retries(&prepared, retries).await;

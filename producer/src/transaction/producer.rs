@@ -13,7 +13,7 @@ use rmq_protocol::message::{parse_offset_msg_id, property};
 use super::check::{CheckPool, guarded};
 use super::listener::{TransactionListener, TransactionState};
 use crate::error::{Error, Unsent};
-use crate::msg_id::next_uniq_id;
+use crate::msg_id::{next_message_id_v1, next_uniq_id};
 use crate::producer::Producer;
 use crate::validate::check_no_delay;
 
@@ -141,7 +141,13 @@ impl<A: Send + 'static> TransactionProducer<A> {
         msg.set_property(property::TRAN_MSG, "true");
         msg.set_property(property::PGROUP, group);
         if msg.unique_key().is_none_or(str::is_empty) {
-            msg.set_property(property::UNIQ_KEY, next_uniq_id());
+            // Through the proxy, a version-1 id, as the Java gRPC client's.
+            let id = if producer.is_grpc() {
+                next_message_id_v1()
+            } else {
+                next_uniq_id()
+            };
+            msg.set_property(property::UNIQ_KEY, id);
         }
         let sent = producer.send_detailed(msg.clone()).await?;
 
@@ -295,6 +301,7 @@ mod tests {
             transaction_id: Some("U1".into()),
             region_id: "DefaultRegion".into(),
             trace_on: true,
+            recall_handle: None,
         };
         let h = end_header("PG", "T", &sent, TransactionState::Rollback).unwrap();
         assert_eq!(h.producer_group, "PG");

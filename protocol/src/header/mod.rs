@@ -41,6 +41,7 @@ mod offset;
 mod pop;
 mod pull;
 mod query;
+mod recall;
 mod route;
 mod send;
 
@@ -71,6 +72,9 @@ pub use pull::{PullMessageRequestHeader, PullMessageResponseHeader, pull_sys_fla
 pub use query::{
     QueryMessageRequestHeader, QueryMessageResponseHeader, UNIQUE_KEY_QUERY_FLAG,
     ViewMessageRequestHeader,
+};
+pub use recall::{
+    RecallMessageRequestHeader, RecallMessageResponseHeader, ReplyMessageRequestHeader,
 };
 pub use route::GetRouteInfoRequestHeader;
 pub use send::{

@@ -14,6 +14,10 @@
 //! | `batch.rs` | SEND_BATCH_MESSAGE bodies: [`encode_batch`], [`decode_batch`] |
 //! | `compress.rs` | [`CompressionType`], [`compress_body`], bounded decompression |
 //! | `id.rs` | [`offset_msg_id`], [`parse_offset_msg_id`], [`UniqIdGenerator`] |
+//! | `id_v1.rs` | [`MessageIdV1Generator`]: the version-1 ids of the 5.x gRPC clients |
+//! | `types.rs` | [`MessageType`], priority and lite topic ([`Message::with_priority`], [`Message::with_lite_topic`]), [`check_types`] |
+//! | `recall.rs` | [`RecallHandle`]: the recall handle of a timer message |
+//! | `reply.rs` | request-reply: [`create_reply_message`], [`reply_topic`] |
 //! | `crc.rs` | [`body_crc`] |
 //!
 //! ```
@@ -67,12 +71,16 @@ mod crc;
 mod decode;
 mod encode;
 mod id;
+mod id_v1;
 mod map;
 mod model;
 mod properties;
 pub mod property;
 mod reader;
+mod recall;
+mod reply;
 pub mod sys_flag;
+mod types;
 
 pub use batch::{decode_batch, encode_batch};
 pub use compress::{
@@ -87,9 +95,20 @@ pub use decode::{
 };
 pub use encode::{StoredRecord, encode_stored_message, encode_stored_record};
 pub use id::{UniqIdGenerator, ms_since_month_start, offset_msg_id, parse_offset_msg_id};
+pub use id_v1::{
+    MESSAGE_ID_V1_EPOCH_MS, MESSAGE_ID_V1_LEN, MESSAGE_ID_V1_PREFIX, MessageIdV1Generator,
+    is_message_id_v1,
+};
 pub use map::{Iter as PropertiesIter, Properties, SharedValue};
 pub use model::{Message, MessageExt};
 pub use properties::{
     MAX_PROPERTIES_LEN, NAME_VALUE_SEPARATOR, PROPERTY_SEPARATOR, decode_properties,
     encode_properties, find_property, validate_properties, validate_property,
+};
+pub use recall::RecallHandle;
+pub use reply::{
+    REPLY_MESSAGE_FLAG, REPLY_TOPIC_SUFFIX, create_reply_message, is_reply, is_request, reply_topic,
+};
+pub use types::{
+    MAX_LITE_TOPIC_LEN, MessageType, TypeError, check_lite_topic, check_types, priority_of,
 };

@@ -86,3 +86,28 @@ pub const DLQ_ORIGIN_MESSAGE_ID: &str = "DLQ_ORIGIN_MESSAGE_ID";
 pub const INNER_NUM: &str = "INNER_NUM";
 /// Base queue offset of an inner batch (`PROPERTY_INNER_BASE`).
 pub const INNER_BASE: &str = "INNER_BASE";
+/// 5.4+ message priority, a non-negative integer (`PROPERTY_PRIORITY`): a
+/// broker stores a message of a `PRIORITY` topic in queue
+/// `min(priority, write queues - 1)`, and pops serve the higher queues first.
+pub const PRIORITY: &str = "_SYS_MSG_PRIORITY_";
+/// 5.5+ lite topic of a message sent to a `LITE` parent topic
+/// (`PROPERTY_LITE_TOPIC`): the broker dispatches it to the light message
+/// queue of that lite topic too.
+pub const LITE_TOPIC: &str = "__LITE_TOPIC";
+/// The light message queue(s) a broker dispatched a message to, set by the
+/// broker (`PROPERTY_INNER_MULTI_DISPATCH`): for a lite topic
+/// `%LMQ%$<parent>$<lite topic>`.
+pub const INNER_MULTI_DISPATCH: &str = "INNER_MULTI_DISPATCH";
+/// The message's offsets in the queues of [`INNER_MULTI_DISPATCH`], set by
+/// the broker (`PROPERTY_INNER_MULTI_QUEUE_OFFSET`).
+pub const INNER_MULTI_QUEUE_OFFSET: &str = "INNER_MULTI_QUEUE_OFFSET";
+/// When a reply reached the requester, ms since the epoch, set by the
+/// requester's client (`PROPERTY_REPLY_MESSAGE_ARRIVE_TIME`).
+pub const REPLY_MESSAGE_ARRIVE_TIME: &str = "ARRIVE_TIME";
+/// When the broker pushed a reply to the requester, ms since the epoch
+/// (`PROPERTY_PUSH_REPLY_TIME`).
+pub const PUSH_REPLY_TIME: &str = "PUSH_REPLY_TIME";
+/// The sender's host as the 5.x proxy stores it for a message sent through
+/// it: the host name the gRPC client put in its born host
+/// (`PROPERTY_BORN_HOST`).
+pub const BORN_HOST: &str = "__BORNHOST";

@@ -15,9 +15,13 @@ Examples:
   {\"body\": \"paid\", \"tags\": \"paid\", \"keys\": [\"order-42\"], \"properties\": {\"region\": \"eu\"}}
   EOF
   rmq produce bench --size 1024 --count 100000 --rate 5000   load: 5000 msg/s of 1 KiB
+  rmq produce alerts 'disk full' --priority 7               5.4+: a PRIORITY topic
+  rmq produce orders paid --lite-topic order-42              5.5+: a LITE parent topic
+  rmq produce reminders 'call' -p TIMER_DELAY_SEC=60         5.x timer message: prints its recall handle
 
 Each sent message prints `<msg id> <topic>@<broker>#<queue> <queue offset>` on stdout
-(not with --size or --quiet). Progress and the summary (throughput, latency
+(not with --size or --quiet), and ` recall=<handle>` after it for a timer message of a
+5.3.2+ broker (`rmq msg recall --topic TOPIC HANDLE` recalls it before its delivery). Progress and the summary (throughput, latency
 percentiles) go to stderr: a bar on a terminal, a status line every second otherwise.
 Exit code: 0 when every message was sent, 1 when some failed, 130 when interrupted.";
 
@@ -73,6 +77,16 @@ pub(crate) struct ProduceArgs {
     /// Delay level of every message (1 = 1 s, 2 = 5 s, ... per the broker's messageDelayLevel)
     #[arg(long, value_name = "LEVEL")]
     pub(super) delay_level: Option<i32>,
+
+    /// Priority of every message (RocketMQ 5.4+, 0 or more; a PRIORITY topic stores it in
+    /// queue min(priority, queues - 1))
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub(super) priority: Option<i32>,
+
+    /// Lite topic of every message (RocketMQ 5.5+, the topic must be a LITE parent topic;
+    /// letters, digits, '-' and '_', at most 64 bytes)
+    #[arg(long, value_name = "NAME")]
+    pub(super) lite_topic: Option<String>,
 
     /// Producer group
     #[arg(long, default_value = "rmq-cli-producer")]

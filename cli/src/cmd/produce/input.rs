@@ -54,6 +54,8 @@ pub(crate) fn spawn_generated(
         keys: Vec::new(),
         properties: Vec::new(),
         delay_level: None,
+        priority: None,
+        lite_topic: None,
     };
     let (tx, rx) = mpsc::channel(1024);
     tokio::spawn(feed(

@@ -51,6 +51,8 @@ pub(super) struct Template {
     pub(super) keys: Vec<String>,
     pub(super) properties: Vec<(String, String)>,
     pub(super) delay_level: Option<i32>,
+    pub(super) priority: Option<i32>,
+    pub(super) lite_topic: Option<String>,
 }
 
 impl Template {
@@ -66,6 +68,8 @@ impl Template {
                 .collect(),
             properties: args.properties.clone(),
             delay_level: args.delay_level,
+            priority: args.priority,
+            lite_topic: args.lite_topic.clone(),
         }
     }
 
@@ -97,6 +101,12 @@ impl Template {
         }
         if let Some(level) = delay {
             msg = msg.with_delay_level(level);
+        }
+        if let Some(p) = self.priority {
+            msg = msg.with_priority(p);
+        }
+        if let Some(l) = &self.lite_topic {
+            msg = msg.with_lite_topic(l.clone());
         }
         msg
     }

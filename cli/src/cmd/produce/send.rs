@@ -166,7 +166,11 @@ fn record(
             sent.bytes += size;
             latency.record(took);
             if print_each {
-                let line = format!("{} {} {}", r.msg_id, r.message_queue, r.queue_offset);
+                let mut line = format!("{} {} {}", r.msg_id, r.message_queue, r.queue_offset);
+                if let Some(h) = &r.recall_handle {
+                    line.push_str(" recall=");
+                    line.push_str(h);
+                }
                 progress.suspend(|| out.line(&line))?;
             }
         }

@@ -44,6 +44,22 @@ fn json_lines_become_messages() {
 }
 
 #[test]
+fn priority_and_lite_topic() {
+    let m =
+        template(&["--priority", "7", "--lite-topic", "order-42"]).message(Bytes::from("x"), None);
+    assert_eq!(m.priority(), Some(7));
+    assert_eq!(m.lite_topic(), Some("order-42"));
+    let negative = template(&["--priority", "-1"]).message(Bytes::from("x"), None);
+    assert_eq!(
+        negative.priority(),
+        Some(-1),
+        "refused by the producer, with its reason"
+    );
+    let plain = template(&[]).message(Bytes::from("x"), None);
+    assert_eq!((plain.priority(), plain.lite_topic()), (None, None));
+}
+
+#[test]
 fn generated_bodies_have_the_size() {
     assert_eq!(generated_body(0).len(), 0);
     assert_eq!(generated_body(1000).len(), 1000);
