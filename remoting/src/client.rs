@@ -103,7 +103,7 @@ impl RemotingClient {
 
     /// Closes the connection to `addr`, if there is one; returns whether
     /// there was. Requests in flight on it fail with
-    /// [`Error::ConnectionClosed`]; the next call reconnects. A connect in
+    /// [`Error::ConnectionClosed`](crate::Error::ConnectionClosed); the next call reconnects. A connect in
     /// progress is not affected.
     pub fn close_connection(&self, addr: &str) -> bool {
         match self.inner.shared.take_connection(addr) {
@@ -118,7 +118,7 @@ impl RemotingClient {
 
     /// Closes every connection and stops every task this client spawned
     /// (connection drivers, request handlers), then returns. In-flight and
-    /// later calls fail with [`Error::Shutdown`]. Idempotent.
+    /// later calls fail with [`Error::Shutdown`](crate::Error::Shutdown). Idempotent.
     pub async fn shutdown(&self) {
         let shared = &self.inner.shared;
         shared.cancel.cancel();

@@ -3,7 +3,7 @@
 
 use rmq_protocol::message::RecallHandle;
 
-/// Why a recall was refused (inside [`Error::Recall`]).
+/// Why a recall was refused (inside [`Error::Recall`](crate::Error::Recall)).
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecallError {

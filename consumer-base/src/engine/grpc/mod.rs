@@ -3,7 +3,7 @@
 //!
 //! - [`calls`]: [`ProxyCalls`], the session calls the engine makes
 //!   (implemented by [`rmq_grpc::Session`]).
-//! - [`receive`]: one `ReceiveMessage` (queue, filter, batch size,
+//! - [`mod@receive`]: one `ReceiveMessage` (queue, filter, batch size,
 //!   invisible time or auto-renew, long-polling wait, the attempt id Java
 //!   sends again after an empty or failed receive), the messages mapped,
 //!   and the pauses of a receive loop.
