@@ -364,7 +364,7 @@ impl PushConsumerConfig {
                 return Err(config(format!("{name} must be greater than zero")));
             }
         }
-        if !(crate::orderly::listener::MIN_SUSPEND..=crate::orderly::listener::MAX_SUSPEND)
+        if !(crate::listener::orderly::MIN_SUSPEND..=crate::listener::orderly::MAX_SUSPEND)
             .contains(&self.suspend_current_queue_time)
         {
             return Err(config(format!(

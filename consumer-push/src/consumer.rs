@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use futures::Stream;
 use rmq_client_core::ClientInstance;
-use rmq_consumer_base::{ConsumerEvent, ConsumerState, DropGuard, Guarded};
+use rmq_consumer_base::{ConsumerEvent, ConsumerState};
 use tokio::sync::watch;
 
 use crate::builder::PushConsumerBuilder;
 use crate::config::PushConsumerConfig;
-use crate::grpc::{GrpcGuard, GrpcInner};
-use crate::inner::Inner;
+use crate::engine::PushEngine;
 use crate::inspect::QueueSnapshot;
 
 /// A running push consumer: a cheap-to-clone handle.
@@ -31,27 +30,18 @@ use crate::inspect::QueueSnapshot;
 #[derive(Clone)]
 #[must_use = "dropping the last PushConsumer handle stops consuming; call shutdown().await"]
 pub struct PushConsumer {
-    backend: Backend,
-}
-
-/// The wire a consumer talks: the brokers (remoting) or the proxy (gRPC).
-#[derive(Clone)]
-enum Backend {
-    Remoting(Arc<DropGuard<Inner>>),
-    Grpc(Arc<GrpcGuard>),
+    /// The engine it runs on (remoting pull, pop or gRPC); the last handle
+    /// dropped drops its guard.
+    engine: Arc<dyn PushEngine>,
 }
 
 impl fmt::Debug for PushConsumer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let queues = match &self.backend {
-            Backend::Remoting(g) => g.inner().queues.len(),
-            Backend::Grpc(g) => g.inner().queue_count(),
-        };
         f.debug_struct("PushConsumer")
             .field("group", &self.group())
             .field("client_id", &self.client_id())
-            .field("grpc", &matches!(self.backend, Backend::Grpc(_)))
-            .field("queues", &queues)
+            .field("grpc", &self.engine.over_proxy())
+            .field("queues", &self.engine.queue_count())
             .field("shut_down", &self.is_shutdown())
             .finish()
     }
@@ -63,66 +53,40 @@ impl PushConsumer {
         PushConsumerBuilder::default()
     }
 
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
-        PushConsumer {
-            backend: Backend::Remoting(Arc::new(DropGuard::new(inner))),
-        }
-    }
-
-    pub(crate) fn new_grpc(inner: Arc<GrpcInner>) -> Self {
-        PushConsumer {
-            backend: Backend::Grpc(Arc::new(GrpcGuard::new(inner))),
-        }
+    pub(crate) fn new(engine: Arc<dyn PushEngine>) -> Self {
+        PushConsumer { engine }
     }
 
     /// The consumer's settings.
     pub fn config(&self) -> &PushConsumerConfig {
-        match &self.backend {
-            Backend::Remoting(g) => &g.inner().config,
-            Backend::Grpc(g) => &g.inner().config,
-        }
+        self.engine.config()
     }
 
     /// The consumer group.
     pub fn group(&self) -> &str {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().group(),
-            Backend::Grpc(g) => g.inner().group(),
-        }
+        self.engine.group()
     }
 
     /// The client instance the consumer runs on; `None` for a consumer of
     /// the proxy ([`endpoint`](PushConsumerBuilder::endpoint)), which has
     /// none.
     pub fn client_instance(&self) -> Option<&ClientInstance> {
-        match &self.backend {
-            Backend::Remoting(g) => Some(g.inner().core().instance()),
-            Backend::Grpc(_) => None,
-        }
+        self.engine.client_instance()
     }
 
     /// This client's id in the group (`ip@instance`; over gRPC the id the
     /// proxy knows the session by).
     pub fn client_id(&self) -> &str {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().instance().client_id(),
-            Backend::Grpc(g) => g.inner().session.client_id(),
-        }
+        self.engine.client_id()
     }
 
     /// Whether `shutdown` ran (or the consumer was dropped).
     pub fn is_shutdown(&self) -> bool {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().is_closed(),
-            Backend::Grpc(g) => g.inner().is_closed(),
-        }
+        self.engine.is_closed()
     }
 
     fn health(&self) -> &rmq_consumer_base::Health {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().health(),
-            Backend::Grpc(g) => &g.inner().health,
-        }
+        self.engine.health()
     }
 
     /// The consumer's state now: running, running without a name server,
@@ -150,27 +114,18 @@ impl PushConsumer {
     /// gRPC a queue is an assignment of the proxy (queue id −1: every
     /// queue of a broker), without offsets.
     pub fn inspect(&self) -> Vec<QueueSnapshot> {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().inspect(),
-            Backend::Grpc(g) => g.inner().inspect(),
-        }
+        self.engine.inspect()
     }
 
     /// Cancelled when the consumer starts shutting down (or was dropped).
     pub(crate) fn stop_consume_token(&self) -> tokio_util::sync::CancellationToken {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().stop_consume.clone(),
-            Backend::Grpc(g) => g.inner().stop_consume.clone(),
-        }
+        self.engine.stop_consume_token()
     }
 
     /// Asks for a rebalance now (it runs at most once a second); over gRPC
     /// the assignments are queried again.
     pub fn rebalance_now(&self) {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().trigger.notify(),
-            Backend::Grpc(g) => g.inner().trigger.notify_one(),
-        }
+        self.engine.rebalance_now()
     }
 
     /// Stops the consumer: stops rebalancing and pulling; lets listener
@@ -196,12 +151,6 @@ impl PushConsumer {
     /// (everything else was still shut down); the next consumer then
     /// starts from the previously stored offsets (duplicates, never loss).
     pub async fn shutdown(&self) -> rmq_error::Result<()> {
-        match &self.backend {
-            Backend::Remoting(g) => {
-                let inner = g.inner();
-                inner.core.shutdown(inner.stop()).await.map_err(Into::into)
-            }
-            Backend::Grpc(g) => g.inner().shutdown().await.map_err(Into::into),
-        }
+        self.engine.shutdown().await.map_err(Into::into)
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rmq_protocol::MessageQueue;
 
-use crate::process_queue::PqView;
+use crate::pull::process_queue::PqView;
 
 /// One assigned queue at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -97,34 +97,25 @@
 #![warn(missing_docs)]
 
 mod builder;
-mod call;
-mod concurrent;
 mod config;
 mod consumer;
+mod engine;
 mod error;
 mod grpc;
 mod in_hand;
 mod inner;
 mod inspect;
-mod macros;
-mod orderly;
+mod lifecycle;
+mod listener;
+mod message_trace;
 mod pop;
-mod process_queue;
-mod pull_loop;
-mod queues;
-mod rebalance;
+mod pull;
 mod registration;
-mod send_back;
-mod stream;
-mod subscriptions;
+mod service;
 pub mod telemetry;
-mod trace;
 
 pub use async_trait::async_trait;
 pub use builder::PushConsumerBuilder;
-pub use concurrent::listener::{
-    ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn,
-};
 pub use config::{
     ConsumeFrom, DEFAULT_CONSUMER_GROUP, DLQ_TOPIC_PREFIX, PushConsumerConfig, RETRY_TOPIC_PREFIX,
     Subscription, dlq_topic, retry_topic,
@@ -133,9 +124,13 @@ pub use consumer::PushConsumer;
 pub use error::PushConsumerKind;
 pub use error::{Error, Result};
 pub use inspect::QueueSnapshot;
-pub use orderly::listener::{
+pub use listener::concurrent::{
+    ConsumeContext, ConsumeResult, FnListener, MessageListener, listener_fn,
+};
+pub use listener::orderly::{
     OrderlyContext, OrderlyFnListener, OrderlyListener, OrderlyResult, orderly_listener_fn,
 };
+pub use listener::stream::{Delivery, DeliveryStream};
 pub use rmq_client_core::ClientConfig;
 pub use rmq_consumer_base::{
     ConsumerEvent, ConsumerState, Expression, GroupOptions, MaxReconsume, RebalanceListener, Retry,
@@ -144,4 +139,3 @@ pub use rmq_offset_store::{OffsetStore, PersistMode, ReadOffsetType};
 pub use rmq_protocol::body::{ExpressionType, MessageModel};
 pub use rmq_protocol::{Message, MessageExt, MessageQueue};
 pub use rmq_rebalance::AllocateStrategy;
-pub use stream::{Delivery, DeliveryStream};

@@ -14,11 +14,10 @@ use rmq_protocol::body::{
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::warn;
 
-use crate::call::guarded;
-use crate::concurrent::listener::{ConsumeContext, ConsumeResult};
 use crate::inner::{Inner, Listener};
-use crate::orderly::listener::{OrderlyContext, OrderlyResult};
-use crate::rebalance;
+use crate::listener::call::guarded;
+use crate::listener::concurrent::{ConsumeContext, ConsumeResult};
+use crate::listener::orderly::{OrderlyContext, OrderlyResult};
 
 fn to_i32(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
@@ -39,7 +38,7 @@ impl Registered for Inner {
 
     fn reset_offset(self: Arc<Self>, topic: &str, offsets: Vec<(MessageQueue, i64)>) {
         if !self.is_closed() {
-            rebalance::spawn_reset(&self, topic.to_owned(), offsets);
+            crate::pull::rebalance::spawn_reset(&self, topic.to_owned(), offsets);
         }
     }
 

@@ -19,9 +19,9 @@ use super::policy::on_failure;
 use super::queue::{Ack, QueueState};
 use super::settle;
 use super::state::{ConsumeService, GrpcInner};
-use crate::call::guarded;
-use crate::concurrent::listener::{ConsumeContext, ConsumeResult, MessageListener};
-use crate::concurrent::settle::first_failed;
+use crate::listener::call::guarded;
+use crate::listener::concurrent::{ConsumeContext, ConsumeResult, MessageListener};
+use crate::listener::concurrent_settle::first_failed;
 use crate::telemetry;
 
 /// The concurrent consume service of a listener.

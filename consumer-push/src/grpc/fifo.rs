@@ -36,12 +36,12 @@ use super::policy::{Failed, on_failure};
 use super::queue::{Ack, QueueState};
 use super::settle;
 use super::state::{ConsumeService, GrpcInner};
-use crate::call::guarded;
-use crate::concurrent::listener::ConsumeContext;
-use crate::concurrent::settle::first_failed;
 use crate::inner::Listener;
-use crate::orderly::listener::{OrderlyContext, OrderlyResult};
-use crate::orderly::service::orderly_result_name;
+use crate::listener::call::guarded;
+use crate::listener::concurrent::ConsumeContext;
+use crate::listener::concurrent_settle::first_failed;
+use crate::listener::orderly::{OrderlyContext, OrderlyResult};
+use crate::service::orderly::orderly_result_name;
 use crate::telemetry;
 
 /// What a call's result asks for.

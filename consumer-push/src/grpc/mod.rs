@@ -32,6 +32,7 @@
 
 mod assignment;
 mod consume;
+mod engine;
 mod fifo;
 mod policy;
 mod queue;
@@ -42,4 +43,3 @@ mod state;
 
 pub(crate) use policy::check_config;
 pub(crate) use start::start;
-pub(crate) use state::{GrpcGuard, GrpcInner};

@@ -13,9 +13,8 @@ use tracing::info;
 use super::assignment;
 use super::consume::Standard;
 use super::fifo::Fifo;
-use super::state::{ConsumeService, GrpcInner};
+use super::state::{ConsumeService, GrpcGuard, GrpcInner};
 use crate::config::PushConsumerConfig;
-use crate::consumer::PushConsumer;
 use crate::error::{Error, Result};
 use crate::inner::Listener;
 use crate::pop::DELAY_LEVELS;
@@ -33,7 +32,7 @@ pub(crate) async fn start(
     endpoint: &str,
     client: &ClientConfig,
     listener: Listener,
-) -> Result<PushConsumer> {
+) -> Result<Arc<GrpcGuard>> {
     let group = config.group().to_owned();
     let orderly = matches!(listener, Listener::Orderly(_));
     let consumer = ConsumerSession {
@@ -61,7 +60,7 @@ pub(crate) async fn start(
     let inner = Arc::new(GrpcInner::new(
         config, session, service, fifo, proxy, levels,
     ));
-    let consumer = PushConsumer::new_grpc(inner.clone());
+    let guard = Arc::new(GrpcGuard::new(inner.clone()));
     assignment::start(&inner).await;
     info!(
         group,
@@ -72,5 +71,5 @@ pub(crate) async fn start(
         "push consumer started (gRPC)"
     );
     inner.health.emit(ConsumerEvent::Started);
-    Ok(consumer)
+    Ok(guard)
 }

@@ -30,10 +30,10 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{Instrument, info};
 
 use crate::inner::Inner;
-use crate::orderly::listener::{OrderlyContext, OrderlyListener};
-use crate::orderly::service::{call_orderly, orderly_result_name};
-use crate::orderly::settle::{Action, action};
+use crate::listener::orderly::{OrderlyContext, OrderlyListener};
+use crate::listener::orderly_settle::{Action, action};
 use crate::pop::settle::{Handle, Popped, Settler};
+use crate::service::orderly::{call_orderly, orderly_result_name};
 use crate::telemetry;
 
 /// Consumes orderly-popped messages; cheap to clone.

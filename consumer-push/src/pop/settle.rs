@@ -17,11 +17,11 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::sync::mpsc;
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::concurrent::listener::ConsumeContext;
-use crate::concurrent::service::call_listener;
-use crate::concurrent::settle::first_failed;
 use crate::in_hand::{InHand, body_bytes};
 use crate::inner::Inner;
+use crate::listener::concurrent::ConsumeContext;
+use crate::listener::concurrent_settle::first_failed;
+use crate::service::concurrent::call_listener;
 
 /// Acks waiting for the acker (a full queue makes settling wait).
 const ACK_QUEUE: usize = 4096;

@@ -5,7 +5,7 @@
 use rmq_protocol::MessageExt;
 use rmq_protocol::body::MessageModel;
 
-use crate::concurrent::listener::ConsumeResult;
+use crate::listener::concurrent::ConsumeResult;
 
 /// Index of the first failed message of a batch of `len` (Java: ackIndex
 /// plus one): `Success` acknowledges up to `ack_index` (clamped to the

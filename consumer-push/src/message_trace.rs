@@ -9,9 +9,9 @@ use rmq_protocol::MessageExt;
 use rmq_protocol::message::property;
 use rmq_protocol::trace::{NULL, SubAfterRecord, SubBeforeRecord, TraceRecord, context_code};
 
-use crate::call::CallFailure;
 use crate::config::PushConsumerConfig;
 use crate::inner::Inner;
+use crate::listener::call::CallFailure;
 
 /// The dispatcher of a consumer with trace on.
 pub(crate) fn start(

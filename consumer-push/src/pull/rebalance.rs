@@ -7,16 +7,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmq_offset_store::PersistMode;
 use rmq_protocol::MessageQueue;
 use rmq_rebalance::{RebalanceTrigger, Rebalancer, diff};
 use tracing::{Instrument, debug, info, warn};
 
 use crate::error::Result;
 use crate::inner::Inner;
-use crate::orderly;
-use crate::process_queue::ProcessQueue;
-use crate::pull_loop;
-use crate::queues::Assigned;
+use crate::pull::process_queue::ProcessQueue;
+use crate::pull::pull_loop;
+use crate::pull::queues::Assigned;
 use crate::telemetry;
 use rmq_client_core::now_ms;
 
@@ -102,7 +102,7 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
     futures::future::join_all(
         removed
             .iter()
-            .map(|mq| inner.drop_queue(mq, assigned.contains(mq))),
+            .map(|mq| drop_queue(inner, mq, assigned.contains(mq))),
     )
     .await;
     for mq in &removed {
@@ -174,11 +174,30 @@ async fn apply(inner: &Arc<Inner>, topic: &str, assigned: Vec<MessageQueue>) {
         .collect();
     for (mq, pq, offset, cancel) in started {
         if inner.is_orderly() {
-            orderly::service::spawn(inner, mq.clone(), pq.clone(), cancel.clone());
+            crate::service::orderly::spawn(inner, mq.clone(), pq.clone(), cancel.clone());
         }
         pull_loop::spawn(inner, mq, pq, offset, cancel);
     }
     inner.core.health().assigned(topic, &new);
+}
+
+/// Drops an assigned queue (rebalance): detach, persist its offset,
+/// forget it (Java `removeUnnecessaryMessageQueue`). Orderly clustering
+/// consumers also wait (bounded) for the call in flight and unlock the
+/// queue, unless `still_assigned` (a stuck queue being recreated).
+async fn drop_queue(inner: &Arc<Inner>, mq: &MessageQueue, still_assigned: bool) {
+    if let Some(locks) = &inner.locks {
+        crate::service::orderly::drop_queue(inner, locks, mq, still_assigned).await;
+        return;
+    }
+    if inner.queues.detach(mq, None).is_none() {
+        return;
+    }
+    let store = inner.core.offset_store();
+    if let Err(e) = store.persist(mq, PersistMode::Sync).await {
+        warn!(group = %inner.core.group(), queue = %mq, error = %rmq_protocol::ErrorChain(&e), "cannot persist the offset of a dropped queue");
+    }
+    store.remove_offset(mq);
 }
 
 /// The assignment of `topic` changed: bump its `subVersion` and heartbeat

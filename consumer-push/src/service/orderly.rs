@@ -23,13 +23,13 @@ use rmq_rebalance::QueueLocks;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::call::guarded;
-use crate::concurrent::settle::FailurePolicy;
 use crate::inner::{Inner, Listener};
-use crate::orderly::listener::{OrderlyContext, OrderlyListener, OrderlyResult};
-use crate::orderly::settle::{Action, action, split_reconsume};
-use crate::process_queue::ProcessQueue;
-use crate::send_back::send_back;
+use crate::listener::call::guarded;
+use crate::listener::concurrent_settle::FailurePolicy;
+use crate::listener::orderly::{OrderlyContext, OrderlyListener, OrderlyResult};
+use crate::listener::orderly_settle::{Action, action, split_reconsume};
+use crate::pull::process_queue::ProcessQueue;
+use crate::pull::send_back::send_back;
 use crate::telemetry;
 
 /// A queue found not locked is locked again after this (Java
@@ -395,12 +395,12 @@ pub(crate) async fn call_orderly(
     msgs: &[MessageExt],
     ctx: &mut OrderlyContext,
 ) -> OrderlyResult {
-    let trace = crate::trace::before(inner, msgs);
+    let trace = crate::message_trace::before(inner, msgs);
     let call = guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await;
-    let traced = crate::trace::outcome(&call, |r| {
+    let traced = crate::message_trace::outcome(&call, |r| {
         matches!(r, OrderlyResult::Success | OrderlyResult::Commit)
     });
-    crate::trace::after(inner, trace, traced);
+    crate::message_trace::after(inner, trace, traced);
     match call {
         Ok(result) => result,
         Err(failure) => {

@@ -5,7 +5,7 @@
 
 use rmq_protocol::MessageExt;
 
-use crate::orderly::listener::OrderlyResult;
+use crate::listener::orderly::OrderlyResult;
 
 /// What a listener result asks for (Java `processConsumeResult`), before
 /// the max-reconsume check of a suspend.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rmq_protocol::MessageQueue;
 use tokio_util::sync::CancellationToken;
 
-use crate::process_queue::ProcessQueue;
+use crate::pull::process_queue::ProcessQueue;
 
 /// One assigned queue: its process queue and its pull loop's token.
 #[derive(Debug)]

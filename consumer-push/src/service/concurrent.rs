@@ -15,13 +15,13 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::sync::{SemaphorePermit, TryAcquireError};
 use tracing::{Instrument, debug, error, warn};
 
-use crate::call::guarded;
+use crate::listener::call::guarded;
 
-use crate::concurrent::listener::{ConsumeContext, ConsumeResult};
-use crate::concurrent::settle::{self, FailurePolicy};
 use crate::inner::{Inner, Listener};
-use crate::process_queue::ProcessQueue;
-use crate::send_back::send_back;
+use crate::listener::concurrent::{ConsumeContext, ConsumeResult};
+use crate::listener::concurrent_settle::{self as settle, FailurePolicy};
+use crate::pull::process_queue::ProcessQueue;
+use crate::pull::send_back::send_back;
 use crate::telemetry;
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
@@ -272,10 +272,10 @@ pub(crate) async fn call_listener(
         error!(queue = %ctx.queue(), "concurrent consume requested by an orderly consumer");
         return ConsumeResult::ReconsumeLater;
     };
-    let trace = crate::trace::before(inner, msgs);
+    let trace = crate::message_trace::before(inner, msgs);
     let call = guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await;
-    let traced = crate::trace::outcome(&call, |r| *r == ConsumeResult::Success);
-    crate::trace::after(inner, trace, traced);
+    let traced = crate::message_trace::outcome(&call, |r| *r == ConsumeResult::Success);
+    crate::message_trace::after(inner, trace, traced);
     match call {
         Ok(result) => result,
         Err(failure) => {

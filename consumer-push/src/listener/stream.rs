@@ -19,7 +19,7 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::concurrent::listener::{ConsumeContext, ConsumeResult, MessageListener};
+use crate::listener::concurrent::{ConsumeContext, ConsumeResult, MessageListener};
 
 /// What the application decided about a delivery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,9 +35,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, trace, warn};
 
 use crate::inner::Inner;
-use crate::process_queue::{FlowState, ProcessQueue};
+use crate::pull::process_queue::{FlowState, ProcessQueue};
 use crate::telemetry;
-use crate::{concurrent, orderly};
 
 /// Log one flow-control event in this many (Java logs every 1000th).
 const FLOW_CONTROL_LOG_EVERY: u64 = 1000;
@@ -109,7 +108,7 @@ impl PullLoop {
             let fresh = std::mem::take(&mut self.fresh);
             if !fresh.is_empty() {
                 let (inner, pq, mq) = (self.inner.clone(), self.pq.clone(), self.mq.clone());
-                consuming.push(concurrent::service::consume(inner, pq, mq, fresh));
+                consuming.push(crate::service::concurrent::consume(inner, pq, mq, fresh));
             }
             let pause = match next {
                 Next::Stop => break,
@@ -230,7 +229,7 @@ impl PullLoop {
                 }
                 if self.inner.is_orderly() {
                     if self.pq.put_messages(messages) > 0 {
-                        orderly::service::submit(&self.pq);
+                        crate::service::orderly::submit(&self.pq);
                     }
                 } else {
                     // `run` hands them to the listener.
