@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The checks that only compile, in order, stopping at the first failure:
+# The static checks, in order, stopping at the first failure:
+#   0. scripts/check-import-cycles.py --max 3 (no import circle inside a library crate spans more
+#      than 3 source files; reads the sources, compiles nothing)
 #   1. cargo clippy --workspace --all-targets -- -D warnings
 #   2. cargo lint-libs (the alias in .cargo/config.toml: no unwrap / expect / panic / unchecked
 #      indexing in library code)
@@ -20,6 +22,8 @@ check() { # DESCRIPTION CMD...
   printf 'static-checks: %s: passed in %d s\n' "$what" $(( SECONDS - t0 )) >&2
 }
 
+check "scripts/check-import-cycles.py --max 3 (import circles inside library crates)" \
+  python3 scripts/check-import-cycles.py --max 3
 check "cargo clippy --workspace --all-targets -- -D warnings" \
   cargo clippy --workspace --all-targets --locked -- -D warnings
 check "cargo lint-libs (no unwrap / expect / panic / unchecked indexing in library code)" \

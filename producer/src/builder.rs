@@ -266,7 +266,7 @@ impl ProducerBuilder {
     pub(crate) fn running(config: ProducerConfig, instance: ClientInstance) -> Producer {
         tracing::info!(group = %config.group, client_id = instance.client_id(), "producer started");
         let batcher = config.batching.map(crate::batching::Accumulator::new);
-        let trace = crate::trace::start(&config, &instance);
+        let trace = crate::message_trace::start(&config, &instance);
         let sender = Sender {
             trace,
             config,

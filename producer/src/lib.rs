@@ -58,6 +58,7 @@ mod error;
 mod fault;
 mod grpc;
 mod health;
+mod message_trace;
 mod msg_id;
 mod prepare;
 mod producer;
@@ -67,7 +68,6 @@ mod route;
 mod selector;
 mod send;
 pub mod telemetry;
-mod trace;
 mod transaction;
 mod validate;
 

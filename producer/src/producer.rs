@@ -3,7 +3,7 @@
 //! auto-batching).
 
 mod batch;
-mod send;
+mod single;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -291,7 +291,7 @@ impl Producer {
                 "callback sends still running at shutdown"
             );
         }
-        crate::trace::shutdown(&self.inner.backend).await;
+        crate::message_trace::shutdown(&self.inner.backend).await;
         match &self.inner.backend {
             Backend::Remoting(sender) => {
                 sender

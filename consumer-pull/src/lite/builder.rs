@@ -9,7 +9,7 @@ use rmq_protocol::MessageQueue;
 use crate::error::unify;
 use crate::lite::config::LitePullConsumerConfig;
 use crate::lite::consumer::LitePullConsumer;
-use crate::lite::inner::Inner;
+use crate::lite::start;
 
 /// Builds and starts a [`LitePullConsumer`].
 ///
@@ -156,7 +156,7 @@ impl LitePullConsumerBuilder {
     pub async fn start(self) -> rmq_error::Result<LitePullConsumer> {
         unify(async {
             let (config, client) = self.into_parts()?;
-            Inner::start(config, client).await
+            start::start(config, client, LitePullConsumer::new).await
         })
         .await
     }

@@ -1,12 +1,12 @@
 //! [`Inner`]: the lite pull consumer's shared state (behind one mutex),
-//! its start sequence, hand-out, error reporting, commit and shutdown.
+//! hand-out, error reporting, commit and shutdown (the start sequence is
+//! in `start.rs`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rmq_client_core::ClientConfig;
-use rmq_consumer_base::{ConsumerCore, Guarded, HeartbeatGate, Registration, offsets};
+use rmq_consumer_base::{ConsumerCore, Guarded, HeartbeatGate, offsets};
 use rmq_offset_store::PersistMode;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::{MessageExt, MessageQueue};
@@ -16,10 +16,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::error::{Error, PullConsumerKind, Result};
-use crate::lite::assignment;
 use crate::lite::buffer::{Buffer, Limits, Marked};
 use crate::lite::config::LitePullConsumerConfig;
-use crate::lite::consumer::LitePullConsumer;
 use crate::lite::telemetry::LiteMetrics;
 
 /// How long shutdown waits for the background tasks to stop (they stop at
@@ -107,91 +105,8 @@ impl Guarded for Inner {
 }
 
 impl Inner {
-    /// The start sequence (Java `DefaultLitePullConsumerImpl.start`):
-    /// instance, offset store, routes, registration; then the first
-    /// rebalance (subscribe) or the assigned queues, and the loops.
-    pub(crate) async fn start(
-        config: LitePullConsumerConfig,
-        client: ClientConfig,
-    ) -> Result<LitePullConsumer> {
-        let mut topics: Vec<String> = config
-            .subscriptions
-            .iter()
-            .map(|s| s.topic.clone())
-            .collect();
-        topics.extend(config.assigned.iter().map(|mq| mq.topic.clone()));
-        topics.sort_unstable();
-        topics.dedup();
-        let options = config.options.clone();
-        ConsumerCore::start(&options, client, topics, |core| {
-            Self::start_on(core, config)
-        })
-        .await
-    }
-
-    async fn start_on(
-        core: ConsumerCore,
-        config: LitePullConsumerConfig,
-    ) -> Result<LitePullConsumer> {
-        let version = core.started_at_ms();
-        let subscriptions: BTreeMap<String, Arc<SubscriptionData>> = config
-            .subscriptions
-            .iter()
-            .map(|s| (s.topic.clone(), Arc::new(s.to_data(version))))
-            .collect();
-        let mode = if !subscriptions.is_empty() {
-            Mode::Subscribe
-        } else if !config.assigned.is_empty() {
-            Mode::Assign
-        } else {
-            Mode::None
-        };
-        let assigned = config.assigned.clone();
-        let inner = Inner::new(core, config, mode, subscriptions);
-        // Registering heartbeats at once: the broker must know the group
-        // before it lists it for the rebalance or accepts its offsets.
-        let registration = Registration::new(inner.core.group(), &inner);
-        inner.core.register(registration).await?;
-        let consumer = LitePullConsumer::new(inner.clone());
-        let group = inner.core.group();
-        match mode {
-            Mode::Subscribe => {
-                // A new trigger is due at once: consume that run inline so
-                // the queues are assigned when start returns.
-                inner.trigger.wait().await;
-                assignment::rebalance_once(&inner).await;
-            }
-            Mode::Assign => {
-                // Fails only once shut down, which cannot be yet; not `?`:
-                // the handle above already owns the instance release.
-                if let Err(e) = assignment::assign(&inner, assigned).await {
-                    warn!(group, error = %rmq_protocol::ErrorChain(&e), "assigning the queues failed");
-                }
-            }
-            Mode::None => {}
-        }
-        assignment::spawn_rebalance_loop(&inner);
-        if inner.config.auto_commit {
-            assignment::spawn_auto_commit(&inner);
-        } else {
-            assignment::spawn_persist_loop(&inner);
-        }
-        info!(
-            group,
-            client_id = inner.core.instance().client_id(),
-            mode = mode.name(),
-            queues = inner.state().buffer.queues().len(),
-            "lite pull consumer started"
-        );
-        inner
-            .core
-            .health()
-            .emit(rmq_consumer_base::ConsumerEvent::Started);
-        Ok(consumer)
-    }
-
     /// The shared state of a consumer about to start.
-    fn new(
+    pub(super) fn new(
         core: ConsumerCore,
         config: LitePullConsumerConfig,
         mode: Mode,

@@ -9,6 +9,7 @@ mod consumer;
 mod inner;
 mod pull_task;
 mod registration;
+mod start;
 mod stream;
 mod telemetry;
 

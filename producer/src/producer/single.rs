@@ -66,7 +66,7 @@ impl Producer {
         } else {
             self.check_running()
         };
-        let trace_started = crate::trace::started(&self.inner.backend);
+        let trace_started = crate::message_trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
         // The transports' futures are boxed: inline, they made this future
@@ -91,7 +91,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
+        crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg)))
     }
 
@@ -143,7 +143,7 @@ impl Producer {
         mut msg: Message,
         queue: &MessageQueue,
     ) -> rmq_error::Result<SendResult> {
-        let trace_started = crate::trace::started(&self.inner.backend);
+        let trace_started = crate::message_trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
@@ -171,7 +171,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
+        crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
@@ -206,7 +206,7 @@ impl Producer {
     where
         F: FnOnce(&[MessageQueue], &Message) -> usize,
     {
-        let trace_started = crate::trace::started(&self.inner.backend);
+        let trace_started = crate::message_trace::started(&self.inner.backend);
         let obs = self.inner.telemetry.start(&msg.topic, 1);
         obs.propagate(std::slice::from_mut(&mut msg));
         let outcome = async {
@@ -242,7 +242,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        crate::trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
+        crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
         hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
