@@ -12,6 +12,10 @@
 #   kill a local broker (`#[ignore]`d in the normal run so that they never race other tests:
 #   client-core `broker_stop`, remoting `broker_restart`, tests-integration `broker_link`, which
 #   kills and restarts the second local broker). Stops at the first failure.
+# - The lifecycle step (tests-integration `lifecycle_leaks`, `#[ignore]`d in the normal run since it
+#   samples its whole process): every client kind started and shut down RMQ_LIFECYCLE_ROUNDS times
+#   (default 30; 1000 by hand), fds / threads / tasks / RSS flat after a warm-up, the broker's
+#   consumer list empty after each shutdown; the simple (pop) and gRPC kinds on 5.x only.
 # - RMQ_TEST_JOBS=N (N > 1) and no ARGS: those `cargo test` runs are carried out by test_pool (below):
 #   the same test binaries (and the doc tests), built by cargo and run by this script N at a time.
 #   The default, 1, runs `cargo test` itself (one binary after the other).
@@ -428,6 +432,18 @@ for v in "${exact[@]}"; do
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")
+    fi
+    # Lifecycles without leaks: alone in their process (they sample its fds, threads, tasks and
+    # RSS), one test at a time; the pop and gRPC kinds on 5.x only (see the tests' reasons).
+    if [[ "$rc" == 0 ]]; then
+      if [[ "$v" == 5.* ]]; then
+        lifecycle=(run_tests lifecycle_leaks -- --ignored --test-threads=1 --nocapture)
+      else
+        lifecycle=(run_tests lifecycle_leaks -- --ignored --test-threads=1 --nocapture --skip simple_consumer --skip grpc_client)
+      fi
+      say "running: ${lifecycle[*]}"
+      "${lifecycle[@]}" || rc=$?
+      summary+=("RocketMQ $v: lifecycle step -> exit $rc")
     fi
     # The auto-created-topic route is asserted on 5.x only (see the test's reason).
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then

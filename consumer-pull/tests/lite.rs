@@ -538,3 +538,121 @@ fn detailed<T>(r: rmq_error::Result<T>) -> Result<T, Error> {
         Err(e) => panic!("not a pull consumer error: {e:?}"),
     })
 }
+
+/// `commit_messages` and `commit_offsets` against the broker: the stored offset is the smallest
+/// handed-out offset not committed (a gap holds it back), and the next consumer of the group
+/// resumes exactly there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_messages_and_offsets_resume_exactly() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        let topic = env.topic("lite_commit_msgs", 1).await;
+        let q = env.queues(&topic, 1).remove(0);
+        let producer = env.producer().await;
+        send_to(&producer, &q, "m", 30).await;
+        let group = rmq_testkit::unique_name("lite_commit_msgs");
+        let manual = |b: LitePullConsumerBuilder| {
+            b.assign([q.clone()]).auto_commit(false).poll_batch_size(4)
+        };
+
+        // A: commits the first 5 read, then the 8th alone: the 6th and 7th stay uncommitted.
+        let a = lite(&env, &group, manual).await;
+        let read = collect(&a, 10).await;
+        assert_eq!(offsets(&read)[..10], (0..10).collect::<Vec<i64>>()[..]);
+        a.commit_messages(&read[..5])
+            .await
+            .expect("commit_messages");
+        assert_eq!(a.committed(&q).await.expect("committed"), Some(5));
+        a.commit_message(&read[7]).await.expect("commit_message");
+        assert_eq!(
+            a.committed(&q).await.expect("committed"),
+            Some(5),
+            "the uncommitted 6th message holds the stored offset back"
+        );
+        assert_eq!(env.committed_offset(&group, &q).await, Some(5));
+        a.shutdown().await.expect("a stops");
+
+        // B resumes at the first uncommitted message; commit_offsets moves past a read prefix.
+        let b = lite(&env, &group, manual).await;
+        let read = collect(&b, 8).await;
+        assert_eq!(
+            read[0].queue_offset, 5,
+            "resumed at the first uncommitted message"
+        );
+        b.commit_offsets([(q.clone(), 9)])
+            .await
+            .expect("commit_offsets");
+        assert_eq!(b.committed(&q).await.expect("committed"), Some(9));
+        b.shutdown().await.expect("b stops");
+        assert_eq!(env.committed_offset(&group, &q).await, Some(9));
+
+        // C resumes exactly there.
+        let c = lite(&env, &group, manual).await;
+        assert_eq!(collect(&c, 1).await[0].queue_offset, 9);
+        // A queue this consumer does not hold is refused, and nothing is committed.
+        let other = env
+            .queues(&env.topic("lite_commit_other", 1).await, 1)
+            .remove(0);
+        let refused = detailed(c.commit_offsets([(other.clone(), 1)]).await);
+        assert!(
+            matches!(&refused, Err(Error::NotAssigned { queue }) if *queue == other),
+            "{refused:?}"
+        );
+        assert_eq!(c.committed(&q).await.expect("committed"), Some(9));
+        c.shutdown().await.expect("c stops");
+        producer.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
+
+/// A lite consumer dropped without `shutdown()` keeps what it committed; what it handed out but
+/// did not commit is read again by the next consumer: that is the window a drop may redeliver
+/// (with auto-commit, what was handed out since the last auto-commit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_lite_consumer_persists_its_commits() {
+    within(TEST_TIMEOUT, async {
+        let env = Env::new().await;
+        let topic = env.topic("lite_drop", 1).await;
+        let q = env.queues(&topic, 1).remove(0);
+        let producer = env.producer().await;
+        send_to(&producer, &q, "d", 20).await;
+        let group = rmq_testkit::unique_name("lite_drop");
+        let manual = |b: LitePullConsumerBuilder| {
+            b.assign([q.clone()]).auto_commit(false).poll_batch_size(4)
+        };
+
+        let a = lite(&env, &group, manual).await;
+        let read = collect(&a, 8).await;
+        a.commit_messages(&read[..3])
+            .await
+            .expect("commit_messages");
+        // A commit is stored at the broker when it returns.
+        assert_eq!(env.committed_offset(&group, &q).await, Some(3));
+        drop(a);
+        // The drop's own persist (a task of the runtime) writes the committed offset, never the
+        // handed-out one: it stays 3 while that task runs and after.
+        poll_until(
+            Duration::from_secs(15),
+            Duration::from_millis(50),
+            "the dropped consumer's group keeps its committed offset",
+            || async {
+                match env.committed_offset(&group, &q).await {
+                    Some(3) => Ok(()),
+                    other => Err(other),
+                }
+            },
+        )
+        .await;
+
+        let b = lite(&env, &group, manual).await;
+        let again = collect(&b, 5).await;
+        assert_eq!(
+            offsets(&again)[..5],
+            [3, 4, 5, 6, 7],
+            "the handed-out, uncommitted messages come again, nothing before them"
+        );
+        b.shutdown().await.expect("b stops");
+        producer.shutdown().await.expect("producer shutdown");
+    })
+    .await;
+}
