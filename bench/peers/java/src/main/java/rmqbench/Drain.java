@@ -31,6 +31,7 @@ public final class Drain {
     private static long firstNanos = 0;
     private static long lastNanos = 0;
     private static long[] latencies = new long[1 << 16];
+    private static long[] storeDelays = new long[1 << 16];
     private static int latencyCount = 0;
 
     private Drain() {
@@ -41,10 +42,13 @@ public final class Drain {
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
     }
 
-    private static synchronized void addLatency(long us) {
+    /** One measured message: its end-to-end latency and its send-to-store delay, in us. */
+    private static synchronized void addLatency(long us, long storeUs) {
         if (latencyCount == latencies.length) {
             latencies = Arrays.copyOf(latencies, latencies.length * 2);
+            storeDelays = Arrays.copyOf(storeDelays, storeDelays.length * 2);
         }
+        storeDelays[latencyCount] = storeUs;
         latencies[latencyCount++] = us;
     }
 
@@ -123,7 +127,9 @@ public final class Drain {
                         long sent = buf.getLong(0);
                         long seq = buf.getLong(8);
                         if (seq >= skip) {
-                            addLatency(Math.max(0, recv - sent));
+                            // store timestamp - born timestamp (ms): the broker's store time after the send
+                            addLatency(Math.max(0, recv - sent),
+                                Math.max(0, m.getStoreTimestamp() - m.getBornTimestamp()) * 1000L);
                         }
                     }
                 }
@@ -157,17 +163,23 @@ public final class Drain {
         double elapsed = first == 0 ? 0.0 : (last - first) / 1e9;
         double startup = first == 0 ? 0.0 : (first - started) / 1e9;
         long[] lat;
+        long[] store;
         int n;
         synchronized (Drain.class) {
             n = latencyCount;
             lat = Arrays.copyOf(latencies, n);
+            store = Arrays.copyOf(storeDelays, n);
         }
         Arrays.sort(lat);
+        Arrays.sort(store);
         System.out.printf(java.util.Locale.ROOT,
             "RESULT {\"client\":\"%s\",\"count\":%d,\"elapsed_s\":%.6f,\"startup_s\":%.6f,\"timeout\":%s,"
-                + "\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f}%n",
+                + "\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,"
+                + "\"store_delay_samples\":%d,\"store_delay_p50_ms\":%.3f,\"store_delay_p99_ms\":%.3f,"
+                + "\"store_delay_max_ms\":%.3f}%n",
             pop ? "java-pop-push" : "java-push", c, elapsed, startup, !finished, n, percentile(lat, n, 0.50), percentile(lat, n, 0.99),
-            percentile(lat, n, 0.999));
+            percentile(lat, n, 0.999), percentile(lat, n, 1.0), n, percentile(store, n, 0.50), percentile(store, n, 0.99),
+            percentile(store, n, 1.0));
         System.out.flush();
         consumer.shutdown();
         System.exit(0);
