@@ -191,7 +191,9 @@ class Run:
                 return
             time.sleep(0.02)
 
-    def _kill(self):
+    def _kill(self, reason=None):
+        """SIGKILL the process group: its watchdog's timeout, or the runner's reason."""
+        self.kill_reason = reason
         self.killed = True
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -221,6 +223,8 @@ class Run:
 
     def failure(self):
         why = "killed after %ds" % self.timeout if self.killed else "exit %s" % self.status
+        if self.killed and getattr(self, "kill_reason", None):
+            why = "killed: " + self.kill_reason
         if self.status == 0 and self.result is None:
             why = "no RESULT line"
         tail = " | ".join(self.stderr_tail[-5:] or self.lines[-5:])
@@ -525,7 +529,7 @@ class Bench:
                 cons = self.run(label, self.consumer_argv(client, topic, group, total, latency_skip=skip),
                                 dur + warm + self.a.client_timeout, wait=False)
                 if not cons.ready.wait(90):
-                    cons._kill()
+                    cons._kill("no READY within 90 s")
                     cons.wait()
                     self.record_run(cons)
                     continue
@@ -538,7 +542,7 @@ class Bench:
                 failed = (prod.result or {}).get("failed", 0) if prod.ok() else 0
                 if failed:
                     # The consumer would wait for messages never stored: stop it now.
-                    cons._kill()
+                    cons._kill("its producer's sends failed")
                     cons.wait()
                     self.record_run(cons)
                     why = " | ".join(prod.stderr_tail[-3:])

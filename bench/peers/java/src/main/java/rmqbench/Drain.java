@@ -61,45 +61,12 @@ public final class Drain {
         return sorted[idx] / 1000.0;
     }
 
-    public static void main(String[] args) throws Exception {
-        String namesrv = System.getenv().getOrDefault("NAMESRV_ADDR", "127.0.0.1:9876");
-        String topic = null;
-        String group = null;
-        long expect = 0;
-        int threads = 20;
-        int batch = 32;
-        long latencySkip = -1;
-        long timeoutS = 600;
-        boolean pop = false;
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            String v = args[i + 1];
-            switch (args[i]) {
-                case "--namesrv": namesrv = v; break;
-                case "--topic": topic = v; break;
-                case "--group": group = v; break;
-                case "--expect": expect = Long.parseLong(v); break;
-                case "--threads": threads = Integer.parseInt(v); break;
-                case "--batch": batch = Integer.parseInt(v); break;
-                case "--latency-skip": latencySkip = Long.parseLong(v); break;
-                case "--timeout-s": timeoutS = Long.parseLong(v); break;
-                case "--pop": pop = "1".equals(v); break;
-                default:
-                    System.err.println("java-peer: unknown flag " + args[i]);
-                    System.exit(2);
-            }
-        }
-        if (topic == null || group == null || expect <= 0) {
-            System.err.println("java-peer: --topic, --group and --expect are required");
-            System.exit(2);
-        }
-        final long expected = expect;
-        final long skip = latencySkip;
-        final AtomicLong count = new AtomicLong();
-        final CountDownLatch done = new CountDownLatch(1);
-
+    private static DefaultMQPushConsumer newConsumer(String namesrv, String group, String topic, int threads, int batch,
+            boolean pop, long skip, long expected, AtomicLong count, CountDownLatch done, int attempt) throws Exception {
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
         consumer.setNamesrvAddr(namesrv);
-        consumer.setInstanceName("bench-" + ProcessHandle.current().pid());
+        // A client instance of its own per attempt: a failed start leaves its instance behind.
+        consumer.setInstanceName("bench-" + ProcessHandle.current().pid() + "-" + attempt);
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         consumer.setConsumeThreadMin(threads);
         consumer.setConsumeThreadMax(threads);
@@ -147,8 +114,66 @@ public final class Drain {
             }
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         });
+        return consumer;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String namesrv = System.getenv().getOrDefault("NAMESRV_ADDR", "127.0.0.1:9876");
+        String topic = null;
+        String group = null;
+        long expect = 0;
+        int threads = 20;
+        int batch = 32;
+        long latencySkip = -1;
+        long timeoutS = 600;
+        boolean pop = false;
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            String v = args[i + 1];
+            switch (args[i]) {
+                case "--namesrv": namesrv = v; break;
+                case "--topic": topic = v; break;
+                case "--group": group = v; break;
+                case "--expect": expect = Long.parseLong(v); break;
+                case "--threads": threads = Integer.parseInt(v); break;
+                case "--batch": batch = Integer.parseInt(v); break;
+                case "--latency-skip": latencySkip = Long.parseLong(v); break;
+                case "--timeout-s": timeoutS = Long.parseLong(v); break;
+                case "--pop": pop = "1".equals(v); break;
+                default:
+                    System.err.println("java-peer: unknown flag " + args[i]);
+                    System.exit(2);
+            }
+        }
+        if (topic == null || group == null || expect <= 0) {
+            System.err.println("java-peer: --topic, --group and --expect are required");
+            System.exit(2);
+        }
+        final long expected = expect;
+        final long skip = latencySkip;
+        final AtomicLong count = new AtomicLong();
+        final CountDownLatch done = new CountDownLatch(1);
+
+        // The client's start fails now and then on a loaded machine (the route request to the name
+        // server: RemotingSendRequestException) and a failed consumer cannot start again: a new one is
+        // built, up to five times. Without this the JVM kept running after the exception, never READY.
+        DefaultMQPushConsumer consumer = null;
         long started = System.nanoTime();
-        consumer.start();
+        for (int attempt = 1; consumer == null; attempt++) {
+            DefaultMQPushConsumer c = newConsumer(namesrv, group, topic, threads, batch, pop, skip, expected, count, done,
+                attempt);
+            started = System.nanoTime();
+            try {
+                c.start();
+                consumer = c;
+            } catch (Exception e) {
+                System.err.println("java-peer: start attempt " + attempt + " failed: " + e);
+                c.shutdown();
+                if (attempt == 5) {
+                    System.exit(1);
+                }
+                Thread.sleep(1000);
+            }
+        }
         System.out.println("READY");
         System.out.flush();
         boolean finished = done.await(timeoutS, TimeUnit.SECONDS);
