@@ -25,6 +25,10 @@
 #                         here, with no RocketMQ, in the latency scenario's and the sync producer's shape; no broker)
 #                         (default: the first three; the last four are never in the default)
 #   --latency-rate R      fixed producer rate of the latency runs, msg/s (default 5000)
+#   --latency-rates LIST  comma-separated rates of the latency runs, e.g. 1000,5000,20000: every rate a scenario
+#                         latency-<rate> (one rate: the scenario latency)
+#   --latency-broker-warmup S  unmeasured seconds of latency-produce at the highest rate before the latency runs:
+#                         the broker's warm-up (default 30; --quick 5; 0: none)
 #   --latency-duration S  measured seconds of each latency run (default 30; plus --latency-warmup 2)
 #   --producer-count N    messages per producer run (default: --count)
 #   --producer-threads T  send threads (Java) / tasks (rmq) of the sync producer runs (default 64)
@@ -44,7 +48,7 @@
 #   --ceiling-count N     ceiling: messages the fake broker holds, drained by each client (default 1000000)
 #   --floor-seconds S     floor: seconds of each round-trip floor run (default 10)
 #   --quick               small and fast (<= 3 minutes once built; results in bench/results/quick/): 20000 messages, 1 repetition,
-#                         latency 2000 msg/s for 5 s, 20000 messages per producer run, 5000 per grpc run;
+#                         latency 2000 msg/s for 5 s (broker warm-up 5 s), 20000 messages per producer run, 5000 per grpc run;
 #                         scale: 20000 messages per case, idle 3 s; ceiling: 200000 messages; floor: 2 s per run
 #   --no-build            use the programs as they are (fails for a client whose program is missing)
 #   --dev-build           rmq-bench from cargo's dev profile (target/debug), not release: for checking that the
@@ -86,7 +90,8 @@ queues=8
 reps=3
 clients=all
 scenarios=drain,latency,produce
-latency_rate=5000
+latency_rates=5000
+latency_broker_warmup=30
 latency_duration=30
 latency_warmup=2
 producer_count=""
@@ -124,7 +129,8 @@ while [[ $# -gt 0 ]]; do
     --reps) reps="$2"; shift 2 ;;
     --clients) clients="$2"; shift 2 ;;
     --scenarios) scenarios="$2"; shift 2 ;;
-    --latency-rate) latency_rate="$2"; shift 2 ;;
+    --latency-rate|--latency-rates) latency_rates="$2"; shift 2 ;;
+    --latency-broker-warmup) latency_broker_warmup="$2"; shift 2 ;;
     --latency-duration) latency_duration="$2"; shift 2 ;;
     --latency-warmup) latency_warmup="$2"; shift 2 ;;
     --producer-count) producer_count="$2"; shift 2 ;;
@@ -142,7 +148,7 @@ while [[ $# -gt 0 ]]; do
     --ceiling-count) ceiling_count="$2"; shift 2 ;;
     --floor-seconds) floor_seconds="$2"; shift 2 ;;
     --quick)
-      count=20000; reps=1; latency_rate=2000; latency_duration=5; latency_warmup=1
+      count=20000; reps=1; latency_rates=2000; latency_duration=5; latency_warmup=1; latency_broker_warmup=5
       producer_count=20000; grpc_count=5000; idle_s=3; ceiling_count=200000; floor_seconds=2; mode_name=quick; shift ;;
     --no-build) build=0; shift ;;
     --dev-build) rmq_profile=dev; shift ;;
@@ -367,7 +373,7 @@ fi
 args=(
   --namesrv "$NAMESRV_ADDR" --count "$count" --size "$size" --queues "$queues" --reps "$reps"
   --clients "$clients" --scenarios "$scenarios"
-  --latency-rate "$latency_rate" --latency-duration "$latency_duration" --latency-warmup "$latency_warmup"
+  --latency-rates "$latency_rates" --latency-broker-warmup "$latency_broker_warmup" --latency-duration "$latency_duration" --latency-warmup "$latency_warmup"
   --producer-threads "$producer_threads" --java-producer "$java_producer"
   --rmq-bench "$rmq_bench" --rmq-build "$rmq_profile" --java-cp "$java_cp" --go-peer "$go_peer" --rust-peer "$rust_peer"
   --java-grpc-cp "$java_grpc_cp" --proxy-endpoint "${RMQ_PROXY_ENDPOINT:-}"

@@ -191,7 +191,9 @@ class Run:
                 return
             time.sleep(0.02)
 
-    def _kill(self):
+    def _kill(self, reason=None):
+        """SIGKILL the process group: its watchdog's timeout, or the runner's reason."""
+        self.kill_reason = reason
         self.killed = True
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -221,6 +223,8 @@ class Run:
 
     def failure(self):
         why = "killed after %ds" % self.timeout if self.killed else "exit %s" % self.status
+        if self.killed and getattr(self, "kill_reason", None):
+            why = "killed: " + self.kill_reason
         if self.status == 0 and self.result is None:
             why = "no RESULT line"
         tail = " | ".join(self.stderr_tail[-5:] or self.lines[-5:])
@@ -242,6 +246,7 @@ class Bench:
         self.scale_layout = {}  # scale scenario -> {"topics", "queues", "brokers"}
         self.ceiling_util = {}  # client -> [(client busy share, fake busy share)]
         self.floor_shapes = {}  # floor scenario -> its rate, outstanding requests, frame sizes
+        self.latency_warmup_result = None  # the broker warm-up run's producer figures
 
     # ---- programs -------------------------------------------------------------------------
     def rmq(self, *args):
@@ -455,27 +460,81 @@ class Bench:
                     r = self.run(f"{scenario} {client} #{rep + 1}", argv, self.a.client_timeout + 60)
                     self.record_produce(client, scenario, r, rep, mode)
 
+    def latency_scenario(self, rate):
+        """The scenario name of the latency runs at rate: latency with one rate, latency-<rate> with several."""
+        return "latency" if len(self.a.latency_rates) == 1 else f"latency-{rate}"
+
+    def latency_broker_warmup(self, clients):
+        """Unmeasured, before the latency runs: one latency run (rmq-push and latency-produce) at the highest
+        rate for --latency-broker-warmup seconds on a topic of its own. A freshly started broker spends far
+        more CPU per message while its JIT compiles the send, store and pull paths (bench/README.md, "Store
+        delay"): its send thread pool's queue grows to thousands of requests and the first runs would measure
+        that as seconds of latency. Sends that fail here (a cold broker answers "busy") are logged only."""
+        secs = self.a.latency_broker_warmup
+        if secs <= 0:
+            return
+        rate = max(self.a.latency_rates)
+        client = "rmq-push" if "rmq-push" in clients else clients[0]
+        topic = f"bench_lat_warmup_{self.id}"
+        self.create_topic(topic)
+        total = rate * secs
+        log(f"latency broker warm-up: {client} and latency-produce at {rate} msg/s for {secs} s (not measured)")
+        cons = Run("latency broker warm-up consumer",
+                   self.consumer_argv(client, topic, f"bench_lat_warmup_{self.id}", total, latency_skip=0),
+                   secs + 120).start()
+        if cons.ready.wait(90):
+            time.sleep(self.a.settle)
+            prod = Run("latency broker warm-up producer",
+                       self.rmq("latency-produce", "--topic", topic, "--rate", str(rate), "--duration-s", str(secs),
+                                "--warmup-s", "0", "--size", str(self.a.size)), secs + 120).start().wait()
+            res = prod.result or {}
+            if res.get("failed") or not prod.ok():
+                cons._kill()  # it would wait for messages never stored
+            cons.wait()
+            cres = cons.result or {}
+            self.latency_warmup_result = {
+                "client": client, "rate": rate, "seconds": secs, "sent": res.get("count"),
+                "failed": res.get("failed"), "acked_msgs_per_s": res.get("acked_msgs_per_s"),
+                "ack_p50_ms": res.get("ack_p50_ms"), "ack_p99_ms": res.get("ack_p99_ms"),
+                "store_delay_p50_ms": cres.get("store_delay_p50_ms"),
+                "store_delay_p99_ms": cres.get("store_delay_p99_ms")}
+            log(f"  broker warm-up: {res.get('failed', '?')} of {res.get('count', '?')} sends failed, "
+                f"send-to-answer p50 {res.get('ack_p50_ms')} ms p99 {res.get('ack_p99_ms')} ms, store delay "
+                f"p50 {cres.get('store_delay_p50_ms')} ms p99 {cres.get('store_delay_p99_ms')} ms")
+        else:
+            cons._kill()
+            cons.wait()
+            log("  broker warm-up: the consumer did not start; going on")
+
     def latency(self):
         clients = self.clients_for(LATENCY_CLIENTS)
         if not clients:
             return
-        rate, dur, warm = self.a.latency_rate, self.a.latency_duration, self.a.latency_warmup
+        self.latency_broker_warmup(clients)
+        for rate in self.a.latency_rates:
+            self.latency_at(clients, rate)
+
+    def latency_at(self, clients, rate):
+        """Every repetition, every client (order rotated): a fresh topic, the consumer, then latency-produce
+        at rate for --latency-warmup + --latency-duration seconds."""
+        scenario = self.latency_scenario(rate)
+        dur, warm = self.a.latency_duration, self.a.latency_warmup
         total, skip = rate * (dur + warm), rate * warm
         for rep in range(self.a.reps):
             for client in self.rotated(clients, rep):
-                topic = f"bench_lat_{self.id}_{client.replace('-', '_')}_{rep}"
+                topic = f"bench_lat_{self.id}_{rate}_{client.replace('-', '_')}_{rep}"
                 self.create_topic(topic)
-                group = f"bench_lat_{client.replace('-', '_')}_{self.id}_{rep}"
-                cons = self.run(f"latency {client} #{rep + 1}",
-                                self.consumer_argv(client, topic, group, total, latency_skip=skip),
+                group = f"bench_lat_{client.replace('-', '_')}_{self.id}_{rate}_{rep}"
+                label = f"{scenario} {client} #{rep + 1}"
+                cons = self.run(label, self.consumer_argv(client, topic, group, total, latency_skip=skip),
                                 dur + warm + self.a.client_timeout, wait=False)
                 if not cons.ready.wait(90):
-                    cons._kill()
+                    cons._kill("no READY within 90 s")
                     cons.wait()
                     self.record_run(cons)
                     continue
                 time.sleep(self.a.settle)  # let the first rebalance assign every queue
-                prod = self.run(f"latency producer for {client} #{rep + 1}",
+                prod = self.run(f"{scenario} producer for {client} #{rep + 1}",
                                 self.rmq("latency-produce", "--topic", topic, "--rate", str(rate),
                                          "--duration-s", str(dur), "--warmup-s", str(warm),
                                          "--size", str(self.a.size)),
@@ -483,11 +542,11 @@ class Bench:
                 failed = (prod.result or {}).get("failed", 0) if prod.ok() else 0
                 if failed:
                     # The consumer would wait for messages never stored: stop it now.
-                    cons._kill()
+                    cons._kill("its producer's sends failed")
                     cons.wait()
                     self.record_run(cons)
                     why = " | ".join(prod.stderr_tail[-3:])
-                    self.failures.append(f"latency {client} #{rep + 1}: {failed} of {total} sends failed ({why})")
+                    self.failures.append(f"{label}: {failed} of {total} sends failed ({why})")
                     continue
                 cons.wait()
                 self.record_run(cons)
@@ -495,16 +554,29 @@ class Bench:
                     continue
                 res = cons.result
                 if res.get("timeout") or res.get("count", 0) < total:
-                    self.failures.append(f"latency {client} #{rep + 1}: received {res.get('count')} of {total}")
+                    self.failures.append(f"{label}: received {res.get('count')} of {total}")
                     continue
-                sent_el = prod.result.get("elapsed_s", 0)
-                for m in ("p50_ms", "p99_ms", "p999_ms"):
-                    self.add(client, "latency", m, res.get(m))
-                self.add(client, "latency", "cpu_s_per_msg", cons.cpu_s / res["count"])
-                self.add(client, "latency", "peak_rss_bytes", cons.peak_rss_bytes)
+                if res.get("latency_out_of_range"):
+                    self.failures.append(f"{label}: {res['latency_out_of_range']} latencies above the histogram's "
+                                         "hour")
+                    continue
+                pres = prod.result
+                for m in ("p50_ms", "p99_ms", "p999_ms", "max_ms", "store_delay_p50_ms", "store_delay_p99_ms",
+                          "store_delay_max_ms"):
+                    self.add(client, scenario, m, res.get(m))
+                # The producer's achieved rate (sends issued per second, and up to the last answer) and its
+                # send-to-answer times: a producer or broker behind the rate shows here.
+                self.add(client, scenario, "msgs_per_s", pres.get("msgs_per_s"))
+                self.add(client, scenario, "producer_acked_msgs_per_s", pres.get("acked_msgs_per_s"))
+                self.add(client, scenario, "producer_ack_p50_ms", pres.get("ack_p50_ms"))
+                self.add(client, scenario, "producer_ack_p99_ms", pres.get("ack_p99_ms"))
+                self.add(client, scenario, "cpu_s_per_msg", cons.cpu_s / res["count"])
+                self.add(client, scenario, "peak_rss_bytes", cons.peak_rss_bytes)
                 log(f"  {client}: p50 {res.get('p50_ms')} ms, p99 {res.get('p99_ms')} ms, "
-                    f"p999 {res.get('p999_ms')} ms ({res.get('latency_samples')} samples; "
-                    f"producer {total / sent_el if sent_el else 0:.0f} msg/s)")
+                    f"p999 {res.get('p999_ms')} ms, max {res.get('max_ms')} ms ({res.get('latency_samples')} "
+                    f"samples); store delay p50 {res.get('store_delay_p50_ms')} ms, p99 "
+                    f"{res.get('store_delay_p99_ms')} ms; producer {pres.get('msgs_per_s', 0):.0f} msg/s "
+                    f"({pres.get('acked_msgs_per_s', 0):.0f} acked), send-to-answer p99 {pres.get('ack_p99_ms')} ms")
 
     def produce(self, modes=("sync", "async")):
         """Producer throughput, `modes` interleaved per repetition: sync, async and tx
@@ -776,6 +848,8 @@ class Bench:
             # scale-<Q>q by queues, then scale-<T>t, after every other scenario
             if s in sorder:
                 return (sorder[s], 0)
+            if s.startswith("latency-"):
+                return (sorder["latency"], int(s[len("latency-"):]))
             return (len(names) + (1 if s.endswith("t") else 0), int("".join(ch for ch in s if ch.isdigit()) or 0))
 
         rows = []
@@ -853,6 +927,50 @@ def table(rows, cfg):
             cell(d, "p99_ms", lambda v: f"{v:.2f}", rng=True),
             cell(d, "p999_ms", lambda v: f"{v:.2f}"),
         ))
+    return "\n".join(out)
+
+
+def latency_table(rows, cfg):
+    """The latency scenario's table: per rate and client the end-to-end percentiles beside the producer's
+    achieved rate, the send-to-store delay (broker store timestamp - born timestamp) and the producer's
+    send-to-answer time, so that a producer or broker behind the rate is not read as consumer latency."""
+    by = {}
+    for r in rows:
+        if r["scenario"] == "latency" or r["scenario"].startswith("latency-"):
+            by.setdefault((r["scenario"], r["client"]), {})[r["metric"]] = r
+    if not by:
+        return ""
+    rates = cfg.get("latency_rates") or [cfg.get("latency_rate")]
+
+    def rate_of(s):
+        return int(s[len("latency-"):]) if s.startswith("latency-") else rates[0]
+
+    def cell(d, m, fmt="{:.2f}", rng=False):
+        if m not in d:
+            return ""
+        r = d[m]
+        out = fmt.format(r["median"])
+        if rng and r["min"] != r["max"]:
+            out += f" ({fmt.format(r['min'])}-{fmt.format(r['max'])})"
+        return out
+
+    out = ["| rate msg/s | client | producer msg/s (acked) | p50 ms | p99 ms | p99.9 ms | max ms | CPU µs/msg "
+           "| store delay p50 / p99 / max ms | send-to-answer p99 ms |",
+           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (s, c), d in by.items():
+        prod = cell(d, "msgs_per_s", "{:,.0f}")
+        if "producer_acked_msgs_per_s" in d:
+            prod += f" ({cell(d, 'producer_acked_msgs_per_s', '{:,.0f}')})"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            f"{rate_of(s):,}", c, prod, cell(d, "p50_ms", rng=True), cell(d, "p99_ms", rng=True),
+            cell(d, "p999_ms", rng=True), cell(d, "max_ms"),
+            "" if "cpu_s_per_msg" not in d else f"{d['cpu_s_per_msg']['median'] * 1e6:.1f}",
+            " / ".join(cell(d, m, "{:.0f}") for m in ("store_delay_p50_ms", "store_delay_p99_ms",
+                                                       "store_delay_max_ms")),
+            cell(d, "producer_ack_p99_ms")))
+    out.append("")
+    out.append("Median of the repetitions (min-max). Store delay: the broker's store timestamp minus the message's "
+               "born timestamp (ms resolution); send-to-answer: latency-produce's send to its answer.")
     return "\n".join(out)
 
 
@@ -968,7 +1086,9 @@ def targets(rows, scenarios=("drain", "latency", "produce")):
         check("rmq-push / raw-pull ceiling", g("rmq-push", "drain", "msgs_per_s"), g("raw-pull", "drain", "msgs_per_s"), ">=", 0.9)
         check("rmq-push / java-push CPU s per msg", g("rmq-push", "drain", "cpu_s_per_msg"), g("java-push", "drain", "cpu_s_per_msg"), "<=", 0.5)
         check("rmq-push / java-push peak RSS", g("rmq-push", "drain", "peak_rss_bytes"), g("java-push", "drain", "peak_rss_bytes"), "<=", 0.2)
-        check("rmq-push / java-push p99 latency", g("rmq-push", "latency", "p99_ms"), g("java-push", "latency", "p99_ms"), "<=", 1.0)
+        for s in sorted({r["scenario"] for r in rows if r["scenario"] == "latency" or r["scenario"].startswith("latency-")},
+                        key=lambda s: int(s[len("latency-"):]) if "-" in s else 0) or ["latency"]:
+            check(f"rmq-push / java-push p99 {s}", g("rmq-push", s, "p99_ms"), g("java-push", s, "p99_ms"), "<=", 1.0)
         for s in ("produce-sync", "produce-async", "produce-tx"):
             check(f"rmq-producer / java-producer {s} msgs/s", g("rmq-producer", s, "msgs_per_s"), g("java-producer", s, "msgs_per_s"), ">=", 1.0)
         if g("rmq-push-tls", "drain", "msgs_per_s") is not None:
@@ -1082,7 +1202,11 @@ def main():
     p.add_argument("--scenarios", default="drain,latency,produce",
                    help="drain, latency, produce (sync + async), produce-tx (sync + transactional), "
                         "grpc (grpc-produce + grpc-drain, through the 5.x proxy)")
-    p.add_argument("--latency-rate", type=int, default=5000)
+    p.add_argument("--latency-rate", type=int, default=None, help="one rate (msg/s) of the latency runs")
+    p.add_argument("--latency-rates", default="5000",
+                   help="comma-separated rates (msg/s) of the latency runs; several: scenarios latency-<rate>")
+    p.add_argument("--latency-broker-warmup", type=int, default=0,
+                   help="latency: unmeasured seconds of latency-produce at the highest rate before the runs")
     p.add_argument("--latency-duration", type=int, default=30)
     p.add_argument("--latency-warmup", type=int, default=2)
     p.add_argument("--settle", type=float, default=3.0, help="seconds between consumer READY and producer start")
@@ -1136,6 +1260,11 @@ def main():
                    help="ceiling: messages the fake broker holds and each client drains (default --count)")
     a = p.parse_args()
     a.scale_queues = [int(x) for x in a.scale_queues.split(",") if x.strip()]
+    a.latency_rates = ([a.latency_rate] if a.latency_rate is not None
+                       else list(dict.fromkeys(int(x) for x in a.latency_rates.split(",") if x.strip())))
+    if not a.latency_rates or min(a.latency_rates) <= 0:
+        raise SystemExit("--latency-rates: positive rates, e.g. 1000,5000,20000")
+    a.latency_rate = a.latency_rates[0]
     if a.scale_count is None:
         a.scale_count = a.count
     if a.ceiling_count is None:
@@ -1243,6 +1372,8 @@ def main():
         "consume_concurrency": a.threads,
         "pull_batch_size": a.batch,
         "latency_rate": a.latency_rate,
+        "latency_rates": a.latency_rates,
+        "latency_broker_warmup_s": a.latency_broker_warmup,
         "latency_duration_s": a.latency_duration,
         "latency_warmup_s": a.latency_warmup,
         "producer_count": a.producer_count,
@@ -1258,6 +1389,8 @@ def main():
         "duration_s": round(took, 1),
         "java_opts": a.java_opts,
     }
+    if "latency" in scenarios and b.latency_warmup_result is not None:
+        cfg["latency_broker_warmup"] = b.latency_warmup_result
     if "produce-batching" in scenarios:
         cfg["batching"] = {"linger_ms": a.batch_linger_ms, "max_messages": a.batch_messages,
                            "max_bytes": a.batch_bytes, "inflight": a.producer_inflight,
@@ -1295,6 +1428,10 @@ def main():
 
     if any(not r["scenario"].startswith("scale-") for r in rows):
         print(table(rows, cfg))
+        print()
+    lat = latency_table(rows, cfg)
+    if lat:
+        print(lat)
         print()
     if "scale" in scenarios:
         print(f"Scale: {a.scale_count:,} x {a.size} B per drain, rmq-push idle {a.idle_s:g} s on empty topics "

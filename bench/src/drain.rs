@@ -61,6 +61,10 @@ impl MessageListener for CountingListener {
         if self.0.wants_latency() {
             self.0
                 .record_latency(now_us(), msgs.iter().map(|m| m.body.as_ref()));
+            self.0.record_store_delay(
+                msgs.iter()
+                    .map(|m| (m.store_timestamp, m.born_timestamp, m.body.as_ref())),
+            );
         }
         self.0.add(u64::try_from(msgs.len()).unwrap_or(u64::MAX));
         ConsumeResult::Success

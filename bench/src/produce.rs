@@ -1,8 +1,8 @@
 //! Producer-side modes: `preload`, `produce` (sync / async throughput) and
 //! `latency-produce` (fixed rate, bodies carrying the send time).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -15,7 +15,7 @@ use crate::args::Flags;
 use crate::error::{BenchError, Result};
 use serde_json::json;
 
-use crate::stats::{now_us, per_second, result_line};
+use crate::stats::{LatencyHistogram, now_us, per_second, result_line};
 
 /// A body of `size` bytes (printable, not compressible to nothing).
 pub(crate) fn body(size: usize) -> Bytes {
@@ -393,6 +393,13 @@ pub(crate) async fn produce(flags: &Flags) -> Result<()> {
 /// sends R msg/s for W + D seconds (message i at start + i/R). Each body
 /// starts with the send time (µs since the epoch, BE u64) and the sequence
 /// number (BE u64); consumers skip the first R×W messages (warm-up).
+///
+/// The result has the achieved rate (`msgs_per_s`: sends issued over the time
+/// it took to issue them, and `acked_msgs_per_s`: successful sends up to the
+/// last answer) and
+/// the time from a send to its answer (`ack_*_ms`, measured messages only): a
+/// producer or broker that falls behind the rate shows there, not as
+/// consumer latency.
 pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
     let topic: String = flags.required("topic")?;
     let rate: u64 = flags.get("rate", 5000u64)?.max(1);
@@ -400,9 +407,15 @@ pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
     let warmup: u64 = flags.get("warmup-s", 2)?;
     let size: usize = flags.get("size", 1024usize)?.max(16);
     let total = rate.saturating_mul(duration.saturating_add(warmup));
+    let skip = rate.saturating_mul(warmup);
     let producer = start_producer(flags, "bench_latency").await?;
     let padding = body(size - 16);
     let failed = Arc::new(AtomicU64::new(0));
+    let acks = Arc::new(Mutex::new(Acks {
+        us: LatencyHistogram::new(),
+        ok: 0,
+        last: None,
+    }));
     let started = Instant::now();
     let mut sent = 0u64;
     while sent < total {
@@ -412,16 +425,26 @@ pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
             .min(total);
         while sent < due {
             let mut b = BytesMut::with_capacity(size);
-            b.put_u64(now_us());
+            let sent_us = now_us();
+            b.put_u64(sent_us);
             b.put_u64(sent);
             b.put_slice(&padding);
             let failed = failed.clone();
+            let acks = acks.clone();
+            let measured = sent >= skip;
             producer.send_with_callback(Message::new(topic.clone(), b.freeze()), move |r| {
                 if let Err(e) = r {
                     // The first failure says why (the harness shows it).
                     if failed.fetch_add(1, Ordering::Relaxed) == 0 {
                         eprintln!("latency-produce: a send failed: {e}");
                     }
+                    return;
+                }
+                let mut a = acks.lock().unwrap_or_else(PoisonError::into_inner);
+                a.ok += 1;
+                a.last = Some(Instant::now());
+                if measured {
+                    a.us.record(now_us().saturating_sub(sent_us));
                 }
             });
             sent += 1;
@@ -430,13 +453,31 @@ pub(crate) async fn latency_produce(flags: &Flags) -> Result<()> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     let _ = producer.shutdown().await;
+    let a = acks.lock().unwrap_or_else(PoisonError::into_inner);
+    let acked_s = a
+        .last
+        .map_or(0.0, |l| l.duration_since(started).as_secs_f64());
     let line = json!({
         "client": "rmq-producer",
         "count": sent,
         "failed": failed.load(Ordering::Relaxed),
         "elapsed_s": elapsed,
-        "skip": rate.saturating_mul(warmup),
+        "skip": skip,
+        "msgs_per_s": per_second(sent, elapsed),
+        "acked_msgs_per_s": per_second(a.ok, acked_s),
+        "ack_samples": a.us.len(),
+        "ack_p50_ms": a.us.percentile_ms(0.50),
+        "ack_p99_ms": a.us.percentile_ms(0.99),
+        "ack_max_ms": a.us.max_ms(),
     });
     println!("{}", result_line(&line));
     Ok(())
+}
+
+/// The answers of `latency-produce`'s sends: send-to-answer times, successes and the last answer.
+#[derive(Debug)]
+struct Acks {
+    us: LatencyHistogram,
+    ok: u64,
+    last: Option<Instant>,
 }

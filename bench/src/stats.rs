@@ -38,8 +38,10 @@ pub(crate) struct Stats {
     expect: u64,
     latency_skip: Option<u64>,
     times: Mutex<Times>,
-    /// Latencies in µs, 3 significant digits (the histogram grows to the largest value).
-    latencies_us: Mutex<Histogram<u64>>,
+    /// End-to-end latencies (receive time − send time in the body), µs.
+    latencies_us: Mutex<LatencyHistogram>,
+    /// Send-to-store delays (the broker's store timestamp − the born timestamp), µs.
+    store_delays_us: Mutex<LatencyHistogram>,
     done: Notify,
 }
 
@@ -52,7 +54,8 @@ impl Stats {
             expect,
             latency_skip,
             times: Mutex::new(Times::default()),
-            latencies_us: Mutex::new(new_histogram()),
+            latencies_us: Mutex::new(LatencyHistogram::new()),
+            store_delays_us: Mutex::new(LatencyHistogram::new()),
             done: Notify::new(),
         }
     }
@@ -74,8 +77,27 @@ impl Stats {
         for body in bodies {
             if let Some((sent, seq)) = latency_header(body) {
                 if seq >= skip {
-                    lat.saturating_record(recv_us.saturating_sub(sent));
+                    lat.record(recv_us.saturating_sub(sent));
                 }
+            }
+        }
+    }
+
+    /// Records the send-to-store delay of received messages: `(store, born, body)` with the
+    /// broker's store timestamp and the producer's born timestamp (ms since the epoch); only
+    /// bodies whose latency header's sequence is at least the skip count.
+    pub(crate) fn record_store_delay<'a>(&self, msgs: impl Iterator<Item = (i64, i64, &'a [u8])>) {
+        let Some(skip) = self.latency_skip else {
+            return;
+        };
+        let mut h = self
+            .store_delays_us
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (store, born, body) in msgs {
+            if latency_header(body).is_some_and(|(_, seq)| seq >= skip) {
+                let ms = u64::try_from(store.saturating_sub(born)).unwrap_or(0);
+                h.record(ms.saturating_mul(1000));
             }
         }
     }
@@ -151,6 +173,10 @@ impl Stats {
             .latencies_us
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let store = self
+            .store_delays_us
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         json!({
             "client": client,
             "count": self.count(),
@@ -158,9 +184,15 @@ impl Stats {
             "startup_s": startup,
             "timeout": timed_out,
             "latency_samples": lat.len(),
-            "p50_ms": percentile_ms(&lat, 0.50),
-            "p99_ms": percentile_ms(&lat, 0.99),
-            "p999_ms": percentile_ms(&lat, 0.999),
+            "latency_out_of_range": lat.out_of_range(),
+            "p50_ms": lat.percentile_ms(0.50),
+            "p99_ms": lat.percentile_ms(0.99),
+            "p999_ms": lat.percentile_ms(0.999),
+            "max_ms": lat.max_ms(),
+            "store_delay_samples": store.len(),
+            "store_delay_p50_ms": store.percentile_ms(0.50),
+            "store_delay_p99_ms": store.percentile_ms(0.99),
+            "store_delay_max_ms": store.max_ms(),
         })
     }
 
@@ -189,22 +221,72 @@ pub(crate) fn result_line(value: &serde_json::Value) -> String {
     format!("RESULT {value}")
 }
 
-/// An empty latency histogram: 1 µs resolution, 3 significant digits, growing as needed.
-fn new_histogram() -> Histogram<u64> {
-    let mut h =
-        Histogram::new(3).unwrap_or_else(|_| unreachable!("3 significant digits are valid"));
-    h.auto(true);
-    h
+/// The highest latency a [`LatencyHistogram`] holds: an hour, in µs.
+pub(crate) const LATENCY_MAX_US: u64 = 3_600_000_000;
+
+/// Latencies in µs from 1 µs to an hour, 3 significant digits. A value above an hour is not
+/// clamped into the histogram: it is counted apart ([`out_of_range`](Self::out_of_range)) and
+/// the harness reports the run as failed.
+#[derive(Debug, Clone)]
+pub(crate) struct LatencyHistogram {
+    hist: Histogram<u64>,
+    out_of_range: u64,
 }
 
-/// The percentile `p` (0..=1) of the recorded microsecond values, in ms (0 when empty).
-pub(crate) fn percentile_ms(lat: &Histogram<u64>, p: f64) -> f64 {
-    if lat.is_empty() {
-        return 0.0;
+impl LatencyHistogram {
+    /// An empty histogram.
+    pub(crate) fn new() -> Self {
+        let hist = Histogram::new_with_bounds(1, LATENCY_MAX_US, 3).unwrap_or_else(|_| {
+            unreachable!("1 µs .. 1 h at 3 significant digits are valid bounds")
+        });
+        LatencyHistogram {
+            hist,
+            out_of_range: 0,
+        }
     }
-    #[allow(clippy::cast_precision_loss)]
-    let ms = lat.value_at_quantile(p) as f64 / 1000.0;
-    ms
+
+    /// Records `us`; false (and counted in [`out_of_range`](Self::out_of_range)) when it is
+    /// above an hour.
+    pub(crate) fn record(&mut self, us: u64) -> bool {
+        // The histogram holds a little more than asked (its last bucket is wider): the bound is
+        // checked here so that it is exactly an hour.
+        if us <= LATENCY_MAX_US && self.hist.record(us).is_ok() {
+            true
+        } else {
+            self.out_of_range += 1;
+            false
+        }
+    }
+
+    /// Values recorded.
+    pub(crate) fn len(&self) -> u64 {
+        self.hist.len()
+    }
+
+    /// Values refused by [`record`](Self::record) for being out of range.
+    pub(crate) fn out_of_range(&self) -> u64 {
+        self.out_of_range
+    }
+
+    /// The percentile `p` (0..=1) in ms (0 when empty).
+    pub(crate) fn percentile_ms(&self, p: f64) -> f64 {
+        if self.hist.is_empty() {
+            return 0.0;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let ms = self.hist.value_at_quantile(p) as f64 / 1000.0;
+        ms
+    }
+
+    /// The largest recorded value in ms (0 when empty).
+    pub(crate) fn max_ms(&self) -> f64 {
+        if self.hist.is_empty() {
+            return 0.0;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let ms = self.hist.max() as f64 / 1000.0;
+        ms
+    }
 }
 
 #[cfg(test)]
@@ -213,23 +295,85 @@ mod tests {
 
     #[test]
     fn percentiles_nearest_rank() {
-        let mut h = new_histogram();
+        let mut h = LatencyHistogram::new();
         for i in 1..=1000u64 {
-            h.record(i * 1000).unwrap();
+            assert!(h.record(i * 1000));
         }
         // 3 significant digits: within 0.1 % of the exact nearest rank.
         let close = |got: f64, want: f64| (got - want).abs() <= want / 1000.0;
         assert!(
-            close(percentile_ms(&h, 0.5), 500.0),
+            close(h.percentile_ms(0.5), 500.0),
             "{}",
-            percentile_ms(&h, 0.5)
+            h.percentile_ms(0.5)
         );
-        assert!(close(percentile_ms(&h, 0.99), 990.0));
-        assert!(close(percentile_ms(&h, 0.999), 999.0));
-        assert_eq!(percentile_ms(&new_histogram(), 0.5), 0.0);
-        let mut one = new_histogram();
-        one.record(7000).unwrap();
-        assert!(close(percentile_ms(&one, 0.999), 7.0));
+        assert!(close(h.percentile_ms(0.99), 990.0));
+        assert!(close(h.percentile_ms(0.999), 999.0));
+        assert_eq!(LatencyHistogram::new().percentile_ms(0.5), 0.0);
+        let mut one = LatencyHistogram::new();
+        assert!(one.record(7000));
+        assert!(close(one.percentile_ms(0.999), 7.0));
+    }
+
+    /// A body sent `ago_us` before `recv_us`, with sequence `seq`.
+    fn sent_before(recv_us: u64, ago_us: u64, seq: u64) -> Vec<u8> {
+        let mut b = (recv_us - ago_us).to_be_bytes().to_vec();
+        b.extend_from_slice(&seq.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn latencies_above_2048_us_are_read_back() {
+        // Both sides of 2 048 µs (where a histogram of 3 significant digits without explicit
+        // bounds ends) and a multi-second value.
+        let ago = [500u64, 1_500, 2_047, 2_048, 2_049, 5_000, 3_000_000];
+        let s = Stats::new(7, Some(0));
+        let recv = 10_000_000_000u64;
+        let bodies: Vec<Vec<u8>> = ago.iter().map(|&a| sent_before(recv, a, 1)).collect();
+        s.record_latency(recv, bodies.iter().map(Vec::as_slice));
+        let r = s.result("x", Instant::now(), false);
+        let close = |got: &serde_json::Value, want: f64| {
+            got.as_f64()
+                .is_some_and(|g| (g - want).abs() <= want / 1000.0)
+        };
+        assert_eq!(r["latency_samples"], 7, "{r}");
+        // Nearest rank: p50 is the 4th of 7 values, p99 and p99.9 the 7th.
+        assert!(close(&r["p50_ms"], 2.048), "{r}");
+        assert!(close(&r["p99_ms"], 3_000.0), "{r}");
+        assert!(close(&r["p999_ms"], 3_000.0), "{r}");
+    }
+
+    #[test]
+    fn out_of_range_is_counted_not_clamped() {
+        let mut h = LatencyHistogram::new();
+        assert!(h.record(5_000));
+        assert!(h.record(LATENCY_MAX_US));
+        assert!(!h.record(LATENCY_MAX_US + 1_000_000));
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.out_of_range(), 1);
+        assert!(
+            (h.max_ms() - 3_600_000.0).abs() <= 3_600.0,
+            "{}",
+            h.max_ms()
+        );
+        assert!((h.percentile_ms(0.5) - 5.0).abs() <= 0.005);
+    }
+
+    #[test]
+    fn store_delay_skips_the_warm_up() {
+        let s = Stats::new(2, Some(1));
+        let warm = sent_before(10_000, 1, 0);
+        let measured = sent_before(10_000, 1, 1);
+        s.record_store_delay(
+            [
+                (1_000_900, 1_000_000, warm.as_slice()),
+                (1_000_012, 1_000_000, measured.as_slice()),
+            ]
+            .into_iter(),
+        );
+        let r = s.result("x", Instant::now(), false);
+        assert_eq!(r["store_delay_samples"], 1, "{r}");
+        let p50 = r["store_delay_p50_ms"].as_f64().unwrap_or(0.0);
+        assert!((p50 - 12.0).abs() <= 0.012, "{r}");
     }
 
     #[test]

@@ -61,6 +61,7 @@ func main() {
 	var mu sync.Mutex
 	var first, last time.Time
 	latencies := make([]int64, 0, 1<<16)
+	storeDelays := make([]int64, 0, 1<<16) // store timestamp - born timestamp, µs
 	done := make(chan struct{})
 	var once sync.Once
 
@@ -92,6 +93,11 @@ func main() {
 							d = 0
 						}
 						latencies = append(latencies, d)
+						s := m.StoreTimestamp - m.BornTimestamp
+						if s < 0 {
+							s = 0
+						}
+						storeDelays = append(storeDelays, s*1000)
 					}
 				}
 			}
@@ -126,6 +132,7 @@ func main() {
 	mu.Lock()
 	f, l := first, last
 	lat := append([]int64(nil), latencies...)
+	store := append([]int64(nil), storeDelays...)
 	mu.Unlock()
 	elapsed, startup := 0.0, 0.0
 	if !f.IsZero() {
@@ -133,10 +140,13 @@ func main() {
 		startup = f.Sub(started).Seconds()
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(store, func(i, j int) bool { return store[i] < store[j] })
 	fmt.Printf("RESULT {\"client\":\"go-push\",\"count\":%d,\"elapsed_s\":%.6f,\"startup_s\":%.6f,\"timeout\":%t,"+
-		"\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f}\n",
+		"\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,"+
+		"\"store_delay_samples\":%d,\"store_delay_p50_ms\":%.3f,\"store_delay_p99_ms\":%.3f,\"store_delay_max_ms\":%.3f}\n",
 		count.Load(), elapsed, startup, timedOut, len(lat),
-		percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999))
+		percentile(lat, 0.50), percentile(lat, 0.99), percentile(lat, 0.999), percentile(lat, 1.0),
+		len(store), percentile(store, 0.50), percentile(store, 0.99), percentile(store, 1.0))
 	os.Stdout.Sync()
 	shut := make(chan struct{})
 	go func() { _ = c.Shutdown(); close(shut) }()

@@ -31,6 +31,7 @@ public final class Drain {
     private static long firstNanos = 0;
     private static long lastNanos = 0;
     private static long[] latencies = new long[1 << 16];
+    private static long[] storeDelays = new long[1 << 16];
     private static int latencyCount = 0;
 
     private Drain() {
@@ -41,10 +42,13 @@ public final class Drain {
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000L;
     }
 
-    private static synchronized void addLatency(long us) {
+    /** One measured message: its end-to-end latency and its send-to-store delay, in us. */
+    private static synchronized void addLatency(long us, long storeUs) {
         if (latencyCount == latencies.length) {
             latencies = Arrays.copyOf(latencies, latencies.length * 2);
+            storeDelays = Arrays.copyOf(storeDelays, storeDelays.length * 2);
         }
+        storeDelays[latencyCount] = storeUs;
         latencies[latencyCount++] = us;
     }
 
@@ -55,6 +59,62 @@ public final class Drain {
         int idx = (int) Math.ceil(p * n);
         idx = Math.max(1, Math.min(n, idx)) - 1;
         return sorted[idx] / 1000.0;
+    }
+
+    private static DefaultMQPushConsumer newConsumer(String namesrv, String group, String topic, int threads, int batch,
+            boolean pop, long skip, long expected, AtomicLong count, CountDownLatch done, int attempt) throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+        consumer.setNamesrvAddr(namesrv);
+        // A client instance of its own per attempt: a failed start leaves its instance behind.
+        consumer.setInstanceName("bench-" + ProcessHandle.current().pid() + "-" + attempt);
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setConsumeThreadMin(threads);
+        consumer.setConsumeThreadMax(threads);
+        consumer.setPullBatchSize(batch);
+        consumer.setConsumeMessageBatchMaxSize(1);
+        if (pop) {
+            // RocketMQ 5 clients only: the broker assigns the queues and, with the group's request
+            // mode POP (set beforehand by rmq-bench set-pop-mode), the consumer pops them.
+            consumer.getClass().getMethod("setClientRebalance", boolean.class).invoke(consumer, false);
+        }
+        // --topic A,B,...: every topic subscribed (bench/run.sh --scenarios scale, 100 topics).
+        for (String t : topic.split(",")) {
+            if (!t.isEmpty()) {
+                consumer.subscribe(t, "*");
+            }
+        }
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            long now = System.nanoTime();
+            if (skip >= 0) {
+                long recv = nowMicros();
+                for (MessageExt m : msgs) {
+                    byte[] body = m.getBody();
+                    if (body != null && body.length >= 16) {
+                        ByteBuffer buf = ByteBuffer.wrap(body);
+                        long sent = buf.getLong(0);
+                        long seq = buf.getLong(8);
+                        if (seq >= skip) {
+                            // store timestamp - born timestamp (ms): the broker's store time after the send
+                            addLatency(Math.max(0, recv - sent),
+                                Math.max(0, m.getStoreTimestamp() - m.getBornTimestamp()) * 1000L);
+                        }
+                    }
+                }
+            }
+            synchronized (TIMES_LOCK) {
+                if (firstNanos == 0) {
+                    firstNanos = now;
+                }
+                lastNanos = now;
+            }
+            long n = msgs.size();
+            long after = count.addAndGet(n);
+            if (after >= expected && after - n < expected) {
+                done.countDown();
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        return consumer;
     }
 
     public static void main(String[] args) throws Exception {
@@ -93,56 +153,27 @@ public final class Drain {
         final AtomicLong count = new AtomicLong();
         final CountDownLatch done = new CountDownLatch(1);
 
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-        consumer.setNamesrvAddr(namesrv);
-        consumer.setInstanceName("bench-" + ProcessHandle.current().pid());
-        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        consumer.setConsumeThreadMin(threads);
-        consumer.setConsumeThreadMax(threads);
-        consumer.setPullBatchSize(batch);
-        consumer.setConsumeMessageBatchMaxSize(1);
-        if (pop) {
-            // RocketMQ 5 clients only: the broker assigns the queues and, with the group's request
-            // mode POP (set beforehand by rmq-bench set-pop-mode), the consumer pops them.
-            consumer.getClass().getMethod("setClientRebalance", boolean.class).invoke(consumer, false);
-        }
-        // --topic A,B,...: every topic subscribed (bench/run.sh --scenarios scale, 100 topics).
-        for (String t : topic.split(",")) {
-            if (!t.isEmpty()) {
-                consumer.subscribe(t, "*");
-            }
-        }
-        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            long now = System.nanoTime();
-            if (skip >= 0) {
-                long recv = nowMicros();
-                for (MessageExt m : msgs) {
-                    byte[] body = m.getBody();
-                    if (body != null && body.length >= 16) {
-                        ByteBuffer buf = ByteBuffer.wrap(body);
-                        long sent = buf.getLong(0);
-                        long seq = buf.getLong(8);
-                        if (seq >= skip) {
-                            addLatency(Math.max(0, recv - sent));
-                        }
-                    }
-                }
-            }
-            synchronized (TIMES_LOCK) {
-                if (firstNanos == 0) {
-                    firstNanos = now;
-                }
-                lastNanos = now;
-            }
-            long n = msgs.size();
-            long after = count.addAndGet(n);
-            if (after >= expected && after - n < expected) {
-                done.countDown();
-            }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
+        // The client's start fails now and then on a loaded machine (the route request to the name
+        // server: RemotingSendRequestException) and a failed consumer cannot start again: a new one is
+        // built, up to five times. Without this the JVM kept running after the exception, never READY.
+        DefaultMQPushConsumer consumer = null;
         long started = System.nanoTime();
-        consumer.start();
+        for (int attempt = 1; consumer == null; attempt++) {
+            DefaultMQPushConsumer c = newConsumer(namesrv, group, topic, threads, batch, pop, skip, expected, count, done,
+                attempt);
+            started = System.nanoTime();
+            try {
+                c.start();
+                consumer = c;
+            } catch (Exception e) {
+                System.err.println("java-peer: start attempt " + attempt + " failed: " + e);
+                c.shutdown();
+                if (attempt == 5) {
+                    System.exit(1);
+                }
+                Thread.sleep(1000);
+            }
+        }
         System.out.println("READY");
         System.out.flush();
         boolean finished = done.await(timeoutS, TimeUnit.SECONDS);
@@ -157,17 +188,23 @@ public final class Drain {
         double elapsed = first == 0 ? 0.0 : (last - first) / 1e9;
         double startup = first == 0 ? 0.0 : (first - started) / 1e9;
         long[] lat;
+        long[] store;
         int n;
         synchronized (Drain.class) {
             n = latencyCount;
             lat = Arrays.copyOf(latencies, n);
+            store = Arrays.copyOf(storeDelays, n);
         }
         Arrays.sort(lat);
+        Arrays.sort(store);
         System.out.printf(java.util.Locale.ROOT,
             "RESULT {\"client\":\"%s\",\"count\":%d,\"elapsed_s\":%.6f,\"startup_s\":%.6f,\"timeout\":%s,"
-                + "\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f}%n",
+                + "\"latency_samples\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,"
+                + "\"store_delay_samples\":%d,\"store_delay_p50_ms\":%.3f,\"store_delay_p99_ms\":%.3f,"
+                + "\"store_delay_max_ms\":%.3f}%n",
             pop ? "java-pop-push" : "java-push", c, elapsed, startup, !finished, n, percentile(lat, n, 0.50), percentile(lat, n, 0.99),
-            percentile(lat, n, 0.999));
+            percentile(lat, n, 0.999), percentile(lat, n, 1.0), n, percentile(store, n, 0.50), percentile(store, n, 0.99),
+            percentile(store, n, 1.0));
         System.out.flush();
         consumer.shutdown();
         System.exit(0);
