@@ -223,7 +223,8 @@ impl Target {
     }
 
     /// Polls `pull_all` until it holds `n` messages (for what arrives later:
-    /// delayed messages, retries, oneway sends).
+    /// delayed messages, retries, oneway sends), then returns one more
+    /// `pull_all`, read with all of them stored.
     pub async fn pull_until(
         &self,
         topic: &str,
@@ -237,7 +238,10 @@ impl Target {
             if route_ok {
                 let msgs = self.pull_all(topic, queue_id).await;
                 if msgs.len() >= n {
-                    return msgs;
+                    // Read once more, now that all `n` are stored: a pass that raced a
+                    // message's arrival pulled the earlier ones while the queue was shorter,
+                    // and their MAX_OFFSET says so.
+                    return self.pull_all(topic, queue_id).await;
                 }
                 assert!(
                     Instant::now() < deadline,
