@@ -15,9 +15,10 @@
 mod builder;
 mod config;
 mod consumer;
+mod engine;
 mod grpc;
-mod inner;
 mod message;
+mod pop;
 mod transport;
 
 pub use builder::SimpleConsumerBuilder;
