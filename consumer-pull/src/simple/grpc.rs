@@ -14,7 +14,7 @@
 //! `ILLEGAL_INVISIBLE_TIME`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::simple::config::SimpleConsumerConfig;
 use crate::simple::engine::SimpleEngine;
 use crate::simple::message::{GrpcHandle, ReceiptHandle, ReceivedMessage};
+use crate::simple::subscriptions::Subscriptions;
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
 
 /// The gRPC state of a simple consumer.
@@ -39,7 +40,7 @@ pub(crate) struct GrpcInner {
     config: SimpleConsumerConfig,
     session: Session,
     group: String,
-    subscriptions: Mutex<Vec<Subscription>>,
+    subscriptions: Subscriptions,
     queues: ReadableQueues,
     next_queue: AtomicUsize,
     cancel: CancellationToken,
@@ -88,7 +89,7 @@ impl GrpcInner {
             "simple consumer started (gRPC)"
         );
         let inner = GrpcInner {
-            subscriptions: Mutex::new(config.subscriptions.clone()),
+            subscriptions: Subscriptions::new(config.subscriptions.clone()),
             config,
             session,
             group,
@@ -99,21 +100,10 @@ impl GrpcInner {
         Ok(Arc::new(GrpcGuard(Arc::new(inner))))
     }
 
-    fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Adds or replaces a subscription and sends the new settings.
     async fn subscribe(&self, sub: Subscription) -> Result<()> {
-        sub.check().map_err(Error::InvalidArgument)?;
-        let topic = sub.topic.clone();
-        let entries = {
-            let mut subs = self.subs();
-            Subscription::upsert(&mut subs, sub);
-            subscription_entries(&subs)
-        };
+        let topic = self.subscriptions.add(sub)?;
+        let entries = subscription_entries(&self.subscriptions.lock());
         self.session
             .update_pub_sub(rmq_grpc::consumer_pub_sub(
                 &self.group,
@@ -254,7 +244,7 @@ impl SimpleEngine for GrpcGuard {
     }
 
     fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
-        self.0.subs()
+        self.0.subscriptions.lock()
     }
 
     fn closing(&self) -> &CancellationToken {

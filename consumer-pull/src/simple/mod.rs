@@ -19,6 +19,7 @@ mod engine;
 mod grpc;
 mod message;
 mod pop;
+mod subscriptions;
 mod transport;
 
 pub use builder::SimpleConsumerBuilder;

@@ -5,7 +5,7 @@
 //! hide is CHANGE_MESSAGE_INVISIBLETIME).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::simple::config::{MAX_BATCH, SimpleConsumerConfig};
 use crate::simple::engine::SimpleEngine;
 use crate::simple::message::{ReceiptHandle, ReceivedMessage};
+use crate::simple::subscriptions::Subscriptions;
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
 
 /// How long shutdown waits for the consumer's tasks.
@@ -35,7 +36,7 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 pub(crate) struct PopInner {
     core: ConsumerCore,
     config: SimpleConsumerConfig,
-    subscriptions: Mutex<Vec<Subscription>>,
+    subscriptions: Subscriptions,
     heartbeat: HeartbeatGate,
     /// Which broker of a topic the next receive pops from.
     next_broker: AtomicUsize,
@@ -54,7 +55,12 @@ impl Registered for PopInner {
 
     fn consumer_data(&self) -> ConsumerData {
         let version = self.core.started_at_ms();
-        let subscriptions = self.subs().iter().map(|s| s.to_data(version)).collect();
+        let subscriptions = self
+            .subscriptions
+            .lock()
+            .iter()
+            .map(|s| s.to_data(version))
+            .collect();
         ConsumerData {
             consume_from_where: ConsumeFromWhere::ConsumeFromLastOffset,
             ..self
@@ -82,7 +88,7 @@ impl PopInner {
         ConsumerCore::start(&options, client, topics, |core| async move {
             let inner = Arc::new(PopInner {
                 core,
-                subscriptions: Mutex::new(config.subscriptions.clone()),
+                subscriptions: Subscriptions::new(config.subscriptions.clone()),
                 config,
                 heartbeat: HeartbeatGate::default(),
                 next_broker: AtomicUsize::new(0),
@@ -109,17 +115,9 @@ impl PopInner {
         .await
     }
 
-    fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Adds or replaces a subscription; checks the topic's brokers pop.
     async fn subscribe(&self, sub: Subscription) -> Result<()> {
-        sub.check().map_err(Error::InvalidArgument)?;
-        let topic = sub.topic.clone();
-        Subscription::upsert(&mut self.subs(), sub);
+        let topic = self.subscriptions.add(sub)?;
         if let Err(e) = self.core.instance().route(&topic).await {
             warn!(group = self.core.group(), topic, error = %rmq_protocol::ErrorChain(&e), "no route for a topic yet");
         }
@@ -130,7 +128,12 @@ impl PopInner {
     /// QUERY_ASSIGNMENT to every broker of the subscribed topics: harmless
     /// on 5.x, refused by a 4.x broker (which cannot pop).
     async fn check_brokers_pop(&self) -> Result<()> {
-        let topics: Vec<String> = self.subs().iter().map(|s| s.topic.clone()).collect();
+        let topics: Vec<String> = self
+            .subscriptions
+            .lock()
+            .iter()
+            .map(|s| s.topic.clone())
+            .collect();
         let instance = self.core.instance();
         for topic in topics {
             let Ok(brokers) = readable_brokers(instance, &topic).await else {
@@ -296,7 +299,7 @@ impl SimpleEngine for DropGuard<PopInner> {
     }
 
     fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
-        self.inner().subs()
+        self.inner().subscriptions.lock()
     }
 
     fn closing(&self) -> &CancellationToken {

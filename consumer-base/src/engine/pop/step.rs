@@ -30,20 +30,36 @@ pub struct PopDelays {
     pub broker_flow_control: Duration,
 }
 
+/// Why a pop is tried again later, and so how long the loop waits.
+#[derive(Debug)]
+pub enum RetryCause {
+    /// POLLING_FULL (the broker holds too many polls) or a status this
+    /// client does not know: [`PopDelays::exception`].
+    Status(PopStatus),
+    /// FLOW_CONTROL: [`PopDelays::broker_flow_control`].
+    BrokerFlowControl,
+    /// Credentials or permissions refused: [`AUTH_FAILURE_BACKOFF`].
+    Refused(rmq_client_core::Error),
+    /// No broker address, a broker that cannot pop (older than 5.0,
+    /// REQUEST_CODE_NOT_SUPPORTED) or any other failure:
+    /// [`PopDelays::exception`].
+    Failed(FetchError),
+}
+
 /// What the pop loop does next.
 #[derive(Debug)]
 pub enum PopStep {
-    /// Messages were found (the checks may have left none): hand them over
-    /// and pop again after `after`.
+    /// Messages were found: hand them over, pop again after `after`.
     Found {
-        /// The messages.
+        /// The messages (at least one).
         popped: Vec<Popped>,
         /// The pause before the next pop.
         after: Duration,
     },
-    /// Nothing within the poll time: pop again at once.
+    /// Nothing within the poll time, or the checks left nothing: pop
+    /// again at once.
     Empty,
-    /// Pop again after `after`.
+    /// Pop again once `after` has passed, for `cause`.
     Retry {
         /// How long to wait.
         after: Duration,
@@ -52,28 +68,6 @@ pub enum PopStep {
     },
     /// The token was cancelled: the loop ends.
     Cancelled,
-}
-
-/// Why a pop is tried again later.
-#[derive(Debug)]
-pub enum RetryCause {
-    /// No address of the broker: [`PopDelays::exception`].
-    NoBroker(rmq_client_core::Error),
-    /// POLLING_FULL: the broker holds too many polls;
-    /// [`PopDelays::exception`].
-    PollingFull,
-    /// FLOW_CONTROL: [`PopDelays::broker_flow_control`].
-    BrokerFlowControl,
-    /// The broker refused the credentials or permissions:
-    /// [`AUTH_FAILURE_BACKOFF`].
-    Refused(rmq_client_core::Error),
-    /// The broker cannot pop (older than 5.0): [`PopDelays::exception`].
-    Unsupported(rmq_client_core::Error),
-    /// An answer status this client does not know:
-    /// [`PopDelays::exception`].
-    Status(PopStatus),
-    /// Any other failure: [`PopDelays::exception`].
-    Failed(rmq_client_core::Error),
 }
 
 impl PopCursor {
@@ -102,61 +96,55 @@ pub(crate) fn decide(
     delays: PopDelays,
     quiet: bool,
 ) -> PopStep {
-    let (addr, error) = match fetched {
-        Ok(answer) => {
-            return match answer.status {
-                PopStatus::Found if answer.popped.is_empty() => PopStep::Empty,
-                PopStatus::Found => PopStep::Found {
+    let (after, cause) = match fetched {
+        Ok(answer) => match answer.status {
+            PopStatus::Found if answer.popped.is_empty() => return PopStep::Empty,
+            PopStatus::Found => {
+                return PopStep::Found {
                     popped: answer.popped,
                     after: delays.interval,
-                },
-                PopStatus::NoNewMsg => PopStep::Empty,
-                PopStatus::PollingFull => {
-                    debug!("the broker's polls are full; popping later");
-                    PopStep::Retry {
-                        after: delays.exception,
-                        cause: RetryCause::PollingFull,
-                    }
-                }
-                other => {
-                    warn!(status = ?other, "unknown pop status; popping later");
-                    PopStep::Retry {
-                        after: delays.exception,
-                        cause: RetryCause::Status(other),
-                    }
-                }
-            };
-        }
-        Err(FetchError::NoBroker(e)) => {
-            if !quiet {
-                warn!(error = %ErrorChain(&e), "no address for the broker; popping later");
+                };
             }
-            return PopStep::Retry {
-                after: delays.exception,
-                cause: RetryCause::NoBroker(e),
-            };
-        }
-        Err(FetchError::Pop { addr, error }) => (addr, error),
+            PopStatus::NoNewMsg => return PopStep::Empty,
+            PopStatus::PollingFull => {
+                debug!("the broker's polls are full; popping later");
+                (delays.exception, RetryCause::Status(answer.status))
+            }
+            other => {
+                warn!(status = ?other, "unknown pop status; popping later");
+                (delays.exception, RetryCause::Status(other))
+            }
+        },
+        Err(e) => failed(e, delays, quiet),
     };
-    let (after, cause) = if error.is_auth() {
+    PopStep::Retry { after, cause }
+}
+
+/// The wait after a failed pop, logged (unless `quiet`; flow control at
+/// debug).
+fn failed(e: FetchError, delays: PopDelays, quiet: bool) -> (Duration, RetryCause) {
+    let (addr, error) = match &e {
+        FetchError::NoBroker(error) => ("", error),
+        FetchError::Pop { addr, error } => (addr.as_str(), error),
+    };
+    if error.is_auth() {
         if !quiet {
-            warn!(addr, error = %ErrorChain(&error), backoff = ?AUTH_FAILURE_BACKOFF, "pop refused: not authenticated or not authorized; backing off");
+            warn!(addr, error = %ErrorChain(error), backoff = ?AUTH_FAILURE_BACKOFF, "pop refused: not authenticated or not authorized; backing off");
         }
-        (AUTH_FAILURE_BACKOFF, RetryCause::Refused(error))
-    } else if is_pop_unsupported(&error) {
+        let (FetchError::Pop { error, .. } | FetchError::NoBroker(error)) = e;
+        return (AUTH_FAILURE_BACKOFF, RetryCause::Refused(error));
+    }
+    if error.response_code() == Some(ResponseCode::FLOW_CONTROL) {
+        debug!(addr, error = %ErrorChain(error), "broker flow control");
+        return (delays.broker_flow_control, RetryCause::BrokerFlowControl);
+    }
+    if is_pop_unsupported(error) {
         warn!(
             addr,
             "the broker does not pop (RocketMQ 5 needed); popping later"
         );
-        (delays.exception, RetryCause::Unsupported(error))
-    } else if error.response_code() == Some(ResponseCode::FLOW_CONTROL) {
-        debug!(addr, error = %ErrorChain(&error), "broker flow control");
-        (delays.broker_flow_control, RetryCause::BrokerFlowControl)
-    } else {
-        if !quiet {
-            warn!(addr, error = %ErrorChain(&error), "pop failed; popping later");
-        }
-        (delays.exception, RetryCause::Failed(error))
-    };
-    PopStep::Retry { after, cause }
+    } else if !quiet {
+        warn!(addr, error = %ErrorChain(error), "pop failed; popping later");
+    }
+    (delays.exception, RetryCause::Failed(e))
 }

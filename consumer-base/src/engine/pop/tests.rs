@@ -292,13 +292,16 @@ async fn each_answer_and_failure_decides_the_next_pop() {
             PopStep::Empty => ("empty", Duration::ZERO),
             PopStep::Retry { after, cause } => (
                 match cause {
-                    RetryCause::PollingFull => "polling full",
+                    RetryCause::Status(PopStatus::PollingFull) => "polling full",
+                    RetryCause::Status(_) => "status",
                     RetryCause::BrokerFlowControl => "flow control",
                     RetryCause::Refused(_) => "refused",
-                    RetryCause::Unsupported(_) => "unsupported",
+                    RetryCause::Failed(FetchError::Pop { error, .. })
+                        if rmq_client_core::is_pop_unsupported(&error) =>
+                    {
+                        "unsupported"
+                    }
                     RetryCause::Failed(_) => "failed",
-                    RetryCause::NoBroker(_) => "no broker",
-                    RetryCause::Status(_) => "status",
                 },
                 after,
             ),

@@ -33,14 +33,17 @@ pub trait PopWire: Send + Sync {
         timeout: Option<Duration>,
     ) -> impl Future<Output = rmq_client_core::Result<PopResult>> + Send;
 
-    /// ACK_MESSAGE.
+    /// ACK_MESSAGE: one message consumed, its checkpoint's bit set at the
+    /// broker.
     fn ack(
         &self,
         addr: &str,
         header: AckMessageRequestHeader,
     ) -> impl Future<Output = rmq_client_core::Result<()>> + Send;
 
-    /// BATCH_ACK_MESSAGE (brokers from 5.1 on).
+    /// BATCH_ACK_MESSAGE (brokers from 5.1 on; older ones answer
+    /// REQUEST_CODE_NOT_SUPPORTED): the messages of several checkpoints
+    /// of one broker in one request.
     fn batch_ack(
         &self,
         addr: &str,
@@ -54,7 +57,7 @@ pub trait PopWire: Send + Sync {
         header: ChangeInvisibleTimeRequestHeader,
     ) -> impl Future<Output = rmq_client_core::Result<ChangeInvisibleTimeResponseHeader>> + Send;
 
-    /// CONSUMER_SEND_MSG_BACK.
+    /// CONSUMER_SEND_MSG_BACK (here: straight to the DLQ).
     fn send_back(
         &self,
         addr: &str,
