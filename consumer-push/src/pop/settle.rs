@@ -5,12 +5,17 @@
 //! are the pop engine's ([`rmq_consumer_base::engine::pop`]).
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 
 use rmq_consumer_base::engine::pop::{
     PopAcker, PopHandle, Popped, change_invisible, retry_delay, to_dlq,
 };
 use rmq_protocol::{MessageExt, MessageQueue};
+use tokio::sync::{SemaphorePermit, TryAcquireError};
 use tracing::warn;
 
 use crate::concurrent::listener::ConsumeContext;
@@ -38,60 +43,155 @@ pub(crate) fn spawn(inner: &Arc<Inner>) -> Settler {
 }
 
 impl Settler {
-    /// Consumes `batch` (one listener call) in a task: waits for a
-    /// concurrency permit, calls the listener, acks what it consumed and
+    /// Consumes one pop's messages in a task of their own: listener calls
+    /// of at most `consume_batch_max_size` messages, each with its own
+    /// concurrency permit, run side by side; acks what they consumed (one
+    /// hand-over to the ack task for the calls that end at once) and
     /// settles the rest. The messages count in `held` until then.
     pub(crate) fn submit(&self, mq: &MessageQueue, held: &Arc<InHand>, batch: Vec<Popped>) {
-        let Some(first) = batch.first() else {
+        if batch.is_empty() {
             return;
-        };
-        let queue = MessageQueue::new(
-            mq.topic.clone(),
-            mq.broker_name.clone(),
-            first.handle.ck.queue_id,
-        );
-        let (mut msgs, handles): (Vec<MessageExt>, Vec<PopHandle>) =
+        }
+        let (msgs, handles): (Vec<MessageExt>, Vec<PopHandle>) =
             batch.into_iter().map(|p| (p.msg, p.handle)).unzip();
-        let bytes = body_bytes(&msgs);
-        held.add(msgs.len(), bytes);
+        let (count, bytes) = (msgs.len(), body_bytes(&msgs));
+        held.add(count, bytes);
         let this = self.clone();
         let held = held.clone();
+        let mq = mq.clone();
+        // Boxed: the listener calls' state would make the task's future
+        // large, and spawning moves a future by value several times.
+        let calls = Box::pin(async move { this.consume(&mq, msgs, handles).await });
+        let abort = self.inner.core.cancel().clone();
         self.inner.core.tasks().spawn(async move {
-            let abort = this.inner.core.cancel().clone();
             tokio::select! {
-                () = this.consume(queue, &mut msgs, handles) => {}
+                () = calls => {}
                 () = abort.cancelled() => {}
             }
-            held.remove(msgs.len(), bytes);
+            held.remove(count, bytes);
         });
     }
 
-    async fn consume(&self, queue: MessageQueue, msgs: &mut [MessageExt], handles: Vec<PopHandle>) {
-        let inner = &self.inner;
-        let permit = tokio::select! {
-            permit = inner.semaphore.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => return,
-            },
-            // Not consumed: they come back after their invisible time.
-            () = inner.stop_consume.cancelled() => return,
-        };
-        rmq_consumer_base::mark_consume_start(msgs);
-        let mut ctx = ConsumeContext::new(queue);
-        let result = call_listener(inner, msgs, &mut ctx).await;
-        drop(permit);
-        let first_failed = first_failed(result, ctx.ack_index(), msgs.len());
-        for (i, h) in handles.into_iter().enumerate() {
-            let Some(msg) = msgs.get(i) else {
-                continue;
-            };
-            if i >= first_failed {
-                self.later(msg, h, ctx.delay_level_when_next_consume())
-                    .await;
-            } else {
-                self.ack(h).await;
+    /// The listener calls of one pop. Each call is polled once right
+    /// here: one that ends on its first poll (a listener that does not
+    /// wait, the common case) leaves no future behind and hands its permit
+    /// to the next call; one that waits joins a set polled concurrently.
+    async fn consume(&self, mq: &MessageQueue, mut msgs: Vec<MessageExt>, handles: Vec<PopHandle>) {
+        let size = self.inner.config.consume_batch_max_size.max(1);
+        rmq_consumer_base::mark_consume_start(&mut msgs);
+        let mut queues: Vec<Arc<MessageQueue>> = Vec::new();
+        let mut acked = Vec::with_capacity(handles.len());
+        let mut waiting = FuturesUnordered::new();
+        let mut permit = None;
+        for (i, call_msgs) in msgs.chunks_mut(size).enumerate() {
+            let first = i.saturating_mul(size);
+            let range = first..first.saturating_add(call_msgs.len());
+            let queue = queue_of(&mut queues, mq, call_msgs);
+            let mut call = Box::pin(self.call(queue, call_msgs, permit.take()));
+            match futures::poll!(call.as_mut()) {
+                Poll::Ready((ok, p)) => {
+                    permit = p;
+                    self.settle(&handles, range, ok, &mut acked);
+                }
+                Poll::Pending => waiting.push(async move { (range, call.await.0) }),
             }
         }
+        drop(permit);
+        let mut again = Vec::new();
+        self.ack_consumed(&handles, &mut acked, &mut again).await;
+        while let Some((range, ok)) = waiting.next().await {
+            self.settle(&handles, range, ok, &mut acked);
+            self.ack_consumed(&handles, &mut acked, &mut again).await;
+        }
+        drop(waiting);
+        for (i, level) in again {
+            if let (Some(msg), Some(h)) = (msgs.get(i), handles.get(i)) {
+                self.later(msg, h.clone(), level).await;
+            }
+        }
+    }
+
+    /// Acks the consumed messages of `sorted` (one hand-over) and keeps
+    /// the others in `again`, with their delay level.
+    async fn ack_consumed(
+        &self,
+        handles: &[PopHandle],
+        sorted: &mut Vec<(usize, Option<i32>)>,
+        again: &mut Vec<(usize, i32)>,
+    ) {
+        let mut acks = Vec::with_capacity(sorted.len());
+        for (i, level) in sorted.drain(..) {
+            match level {
+                None => acks.extend(handles.get(i).cloned()),
+                Some(level) => again.push((i, level)),
+            }
+        }
+        if !acks.is_empty() {
+            self.acker.ack_all(acks).await;
+        }
+    }
+
+    /// Sorts the messages of `range` by how their call ended: the first
+    /// `ok.0` consumed (no level), the rest to consume again at level
+    /// `ok.1`; nothing when the call did not run (`ok` `None`: the
+    /// messages come back after their invisible time).
+    fn settle(
+        &self,
+        handles: &[PopHandle],
+        range: std::ops::Range<usize>,
+        ok: Option<(usize, i32)>,
+        out: &mut Vec<(usize, Option<i32>)>,
+    ) {
+        let Some((first_failed, level)) = ok else {
+            return;
+        };
+        let end = range.end.min(handles.len());
+        for i in range.clone() {
+            if i >= end {
+                break;
+            }
+            let consumed = i - range.start < first_failed;
+            out.push((i, (!consumed).then_some(level)));
+        }
+    }
+
+    /// One listener call of `msgs` (with `permit` if the caller holds
+    /// one): answers how many messages from the first it consumed and the
+    /// delay level of the rest (`None` when it did not run), and the
+    /// permit back.
+    async fn call<'a>(
+        &'a self,
+        queue: Arc<MessageQueue>,
+        msgs: &'a mut [MessageExt],
+        permit: Option<SemaphorePermit<'a>>,
+    ) -> (Option<(usize, i32)>, Option<SemaphorePermit<'a>>) {
+        let inner = &self.inner;
+        let permit = match permit.map_or_else(|| inner.semaphore.try_acquire(), Ok) {
+            Ok(p) => p,
+            Err(TryAcquireError::Closed) => return (None, None),
+            Err(TryAcquireError::NoPermits) => {
+                let permit = tokio::select! {
+                    permit = inner.semaphore.acquire() => match permit {
+                        Ok(p) => p,
+                        Err(_) => return (None, None),
+                    },
+                    // Not consumed: they come back after their invisible time.
+                    () = inner.stop_consume.cancelled() => return (None, None),
+                };
+                rmq_consumer_base::mark_consume_start(msgs);
+                permit
+            }
+        };
+        if inner.stop_consume.is_cancelled() {
+            return (None, None);
+        }
+        let mut ctx = ConsumeContext::shared(queue);
+        let result = call_listener(inner, msgs, &mut ctx).await;
+        let first_failed = first_failed(result, ctx.ack_index(), msgs.len());
+        (
+            Some((first_failed, ctx.delay_level_when_next_consume())),
+            Some(permit),
+        )
     }
 
     /// A message to consume again: hidden for its next delay level's
@@ -135,4 +235,24 @@ impl Settler {
         let max = inner.config.effective_max_reconsume_times();
         to_dlq(inner.core.instance(), inner.core.group(), max, msg, h).await
     }
+}
+
+/// The queue of a call's messages (their first's queue id; `mq` is
+/// usually `queueId -1`), shared by the calls of one pop.
+fn queue_of(
+    queues: &mut Vec<Arc<MessageQueue>>,
+    mq: &MessageQueue,
+    msgs: &[MessageExt],
+) -> Arc<MessageQueue> {
+    let queue_id = msgs.first().map_or(mq.queue_id, |m| m.queue_id);
+    if let Some(q) = queues.iter().find(|q| q.queue_id == queue_id) {
+        return q.clone();
+    }
+    let q = Arc::new(MessageQueue::new(
+        mq.topic.clone(),
+        mq.broker_name.clone(),
+        queue_id,
+    ));
+    queues.push(q.clone());
+    q
 }

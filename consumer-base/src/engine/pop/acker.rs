@@ -14,9 +14,9 @@ use super::ack::ack_all;
 use super::handle::PopHandle;
 use super::wire::PopWire;
 
-/// Acks waiting for the task (a full queue makes settling wait).
-const QUEUED: usize = 4096;
-/// Most acks taken as one batch.
+/// Hand-overs waiting for the task (a full queue makes settling wait).
+const QUEUED: usize = 1024;
+/// Acks taken as one batch: more hand-overs are added while it is below.
 const BATCH: usize = 256;
 /// Most batches at the brokers at once.
 const IN_FLIGHT: usize = 4;
@@ -26,7 +26,7 @@ const IN_FLIGHT: usize = 4;
 /// consumed before it.
 #[derive(Debug, Clone)]
 pub struct PopAcker {
-    tx: mpsc::Sender<PopHandle>,
+    tx: mpsc::Sender<Vec<PopHandle>>,
 }
 
 impl PopAcker {
@@ -41,7 +41,12 @@ impl PopAcker {
     /// Queues the ack of a consumed message (waits while the queue is
     /// full); `false` when the task stopped (the message comes back).
     pub async fn ack(&self, h: PopHandle) -> bool {
-        if self.tx.send(h).await.is_err() {
+        self.ack_all(vec![h]).await
+    }
+
+    /// Queues the acks of several consumed messages at once.
+    pub async fn ack_all(&self, hs: Vec<PopHandle>) -> bool {
+        if self.tx.send(hs).await.is_err() {
             warn!("the pop acker stopped; a consumed message comes back");
             return false;
         }
@@ -50,7 +55,7 @@ impl PopAcker {
 }
 
 /// Acks what comes until every sender is gone.
-async fn drain<W: PopWire>(wire: &W, group: &str, mut rx: mpsc::Receiver<PopHandle>) {
+async fn drain<W: PopWire>(wire: &W, group: &str, mut rx: mpsc::Receiver<Vec<PopHandle>>) {
     let mut open = true;
     let mut running = FuturesUnordered::new();
     while open || !running.is_empty() {
@@ -58,11 +63,10 @@ async fn drain<W: PopWire>(wire: &W, group: &str, mut rx: mpsc::Receiver<PopHand
             biased;
             Some(()) = running.next(), if !running.is_empty() => {}
             next = rx.recv(), if open && running.len() < IN_FLIGHT => match next {
-                Some(first) => {
-                    let mut batch = vec![first];
+                Some(mut batch) => {
                     while batch.len() < BATCH {
-                        let Ok(h) = rx.try_recv() else { break };
-                        batch.push(h);
+                        let Ok(more) = rx.try_recv() else { break };
+                        batch.extend(more);
                     }
                     running.push(ack_batch(wire, group, batch));
                 }
