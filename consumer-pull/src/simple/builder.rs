@@ -10,7 +10,7 @@ use crate::error::unify;
 use crate::simple::config::SimpleConsumerConfig;
 use crate::simple::consumer::SimpleConsumer;
 use crate::simple::grpc::GrpcInner;
-use crate::simple::inner::Inner;
+use crate::simple::pop::PopInner;
 
 /// Builds and starts a [`SimpleConsumer`].
 ///
@@ -98,11 +98,11 @@ impl SimpleConsumerBuilder {
             if let Some(endpoint) = self.endpoint.clone() {
                 self.config.validate_detailed()?;
                 let client = self.client.resolve()?;
-                let inner = GrpcInner::start(self.config, &endpoint, &client).await?;
-                return Ok(SimpleConsumer::new_grpc(inner));
+                let engine = GrpcInner::start(self.config, &endpoint, &client).await?;
+                return Ok(SimpleConsumer::new(engine));
             }
             let (config, client) = self.into_parts()?;
-            Inner::start(config, client).await
+            Ok(SimpleConsumer::new(PopInner::start(config, client).await?))
         })
         .await
     }

@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::Stream;
-use rmq_consumer_base::{DropGuard, Expression, Guarded, Subscription};
+use rmq_consumer_base::{Expression, Subscription};
 
 use crate::error::{Error, Result, unify};
 use crate::simple::builder::SimpleConsumerBuilder;
 use crate::simple::config::{MAX_BATCH, SimpleConsumerConfig};
-use crate::simple::grpc::GrpcInner;
-use crate::simple::inner::Inner;
+use crate::simple::engine::SimpleEngine;
 use crate::simple::message::{ReceiptHandle, ReceivedMessage};
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
 
@@ -33,35 +32,10 @@ const MIN_INVISIBLE: Duration = Duration::from_secs(1);
 /// [`shutdown`](Self::shutdown) stops it in the background.
 #[derive(Clone)]
 pub struct SimpleConsumer {
-    backend: Backend,
+    /// The engine it was started on (the brokers' pop or the proxy's gRPC).
+    engine: Arc<dyn SimpleEngine>,
     /// Which subscription the next receive reads.
     next_topic: Arc<AtomicUsize>,
-}
-
-/// The wire a consumer talks: the brokers (remoting pop) or the proxy (gRPC).
-#[derive(Clone)]
-enum Backend {
-    Remoting(Arc<DropGuard<Inner>>),
-    Grpc(Arc<GrpcGuard>),
-}
-
-/// Stops the gRPC session in the background when the last handle goes.
-pub(crate) struct GrpcGuard(Arc<GrpcInner>);
-
-impl Drop for GrpcGuard {
-    fn drop(&mut self) {
-        if self.0.cancel.is_cancelled() {
-            return;
-        }
-        let inner = self.0.clone();
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                let _ = inner.stop().await;
-            });
-        } else {
-            inner.cancel.cancel();
-        }
-    }
 }
 
 impl fmt::Debug for SimpleConsumer {
@@ -79,80 +53,44 @@ impl SimpleConsumer {
         SimpleConsumerBuilder::default()
     }
 
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+    pub(crate) fn new(engine: Arc<dyn SimpleEngine>) -> Self {
         SimpleConsumer {
-            backend: Backend::Remoting(Arc::new(DropGuard::new(inner))),
-            next_topic: Arc::new(AtomicUsize::new(0)),
-        }
-    }
-
-    pub(crate) fn new_grpc(inner: GrpcInner) -> Self {
-        SimpleConsumer {
-            backend: Backend::Grpc(Arc::new(GrpcGuard(Arc::new(inner)))),
+            engine,
             next_topic: Arc::new(AtomicUsize::new(0)),
         }
     }
 
     fn transport(&self) -> &dyn SimpleTransport {
-        match &self.backend {
-            Backend::Remoting(g) => &**g.inner(),
-            Backend::Grpc(g) => &*g.0,
-        }
+        self.engine.transport()
     }
 
     fn check_open(&self) -> Result<()> {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().check_open(),
-            Backend::Grpc(g) if g.0.cancel.is_cancelled() => Err(Error::Shutdown),
-            Backend::Grpc(_) => Ok(()),
-        }
-    }
-
-    fn cancel(&self) -> &tokio_util::sync::CancellationToken {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().cancel(),
-            Backend::Grpc(g) => &g.0.cancel,
-        }
+        self.engine.check_open()
     }
 
     fn subs(&self) -> std::sync::MutexGuard<'_, Vec<Subscription>> {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().subs(),
-            Backend::Grpc(g) => g.0.subs(),
-        }
+        self.engine.subs()
     }
 
     /// The consumer's settings.
     pub fn config(&self) -> &SimpleConsumerConfig {
-        match &self.backend {
-            Backend::Remoting(g) => &g.inner().config,
-            Backend::Grpc(g) => &g.0.config,
-        }
+        self.engine.config()
     }
 
     /// The consumer group.
     pub fn group(&self) -> &str {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().group(),
-            Backend::Grpc(g) => g.0.group(),
-        }
+        self.engine.group()
     }
 
     /// This client's id in the group (`ip@instance`; over gRPC the id the
     /// proxy knows the session by).
     pub fn client_id(&self) -> &str {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().instance().client_id(),
-            Backend::Grpc(g) => g.0.session.client_id(),
-        }
+        self.engine.client_id()
     }
 
     /// Whether `shutdown` ran (or the consumer was dropped).
     pub fn is_shutdown(&self) -> bool {
-        match &self.backend {
-            Backend::Remoting(g) => g.inner().core().is_closed(),
-            Backend::Grpc(g) => g.0.cancel.is_cancelled(),
-        }
+        self.engine.is_shutdown()
     }
 
     /// Receives from `topic` too, filtered by `expression` (replaces the
@@ -170,11 +108,9 @@ impl SimpleConsumer {
     ) -> rmq_error::Result<()> {
         unify(async {
             self.check_open()?;
-            let sub = Subscription::new(topic, expression);
-            match &self.backend {
-                Backend::Remoting(g) => g.inner().subscribe(sub).await,
-                Backend::Grpc(g) => g.0.subscribe(sub).await,
-            }
+            self.engine
+                .subscribe(Subscription::new(topic, expression))
+                .await
         })
         .await
     }
@@ -252,7 +188,7 @@ impl SimpleConsumer {
         };
         tokio::select! {
             biased;
-            () = self.cancel().cancelled() => Err(Error::Shutdown),
+            () = self.engine.closing().cancelled() => Err(Error::Shutdown),
             r = self.transport().receive(request) => r,
         }
     }
@@ -353,20 +289,6 @@ impl SimpleConsumer {
     ///
     /// None today; the signature leaves room.
     pub async fn shutdown(&self) -> rmq_error::Result<()> {
-        unify(async {
-            match &self.backend {
-                Backend::Remoting(g) => {
-                    let inner = g.inner();
-                    inner.core().shutdown(inner.stop()).await
-                }
-                Backend::Grpc(g) => {
-                    if g.0.cancel.is_cancelled() {
-                        return Ok(());
-                    }
-                    g.0.stop().await
-                }
-            }
-        })
-        .await
+        unify(self.engine.shutdown()).await
     }
 }

@@ -14,7 +14,7 @@
 //! `ILLEGAL_INVISIBLE_TIME`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -30,27 +30,49 @@ use tracing::info;
 
 use crate::error::{Error, Result};
 use crate::simple::config::SimpleConsumerConfig;
+use crate::simple::engine::SimpleEngine;
 use crate::simple::message::{GrpcHandle, ReceiptHandle, ReceivedMessage};
+use crate::simple::subscriptions::Subscriptions;
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
 
 /// The gRPC state of a simple consumer.
 pub(crate) struct GrpcInner {
-    pub(crate) config: SimpleConsumerConfig,
-    pub(crate) session: Session,
+    config: SimpleConsumerConfig,
+    session: Session,
     group: String,
-    subscriptions: Mutex<Vec<Subscription>>,
+    subscriptions: Subscriptions,
     queues: ReadableQueues,
     next_queue: AtomicUsize,
-    pub(crate) cancel: CancellationToken,
+    cancel: CancellationToken,
+}
+
+/// Stops the gRPC session in the background when the last handle goes.
+pub(crate) struct GrpcGuard(Arc<GrpcInner>);
+
+impl Drop for GrpcGuard {
+    fn drop(&mut self) {
+        if self.0.cancel.is_cancelled() {
+            return;
+        }
+        let inner = self.0.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = inner.stop().await;
+            });
+        } else {
+            inner.cancel.cancel();
+        }
+    }
 }
 
 impl GrpcInner {
-    /// Starts the session with the proxy at `endpoint`.
+    /// Starts the session with the proxy at `endpoint`; answers its engine
+    /// (stopped when the last reference goes).
     pub(crate) async fn start(
         config: SimpleConsumerConfig,
         endpoint: &str,
         client: &ClientConfig,
-    ) -> Result<GrpcInner> {
+    ) -> Result<Arc<dyn SimpleEngine>> {
         let group = config.options.group().to_owned();
         let consumer = ConsumerSession {
             client_type: proto::ClientType::SimpleConsumer,
@@ -66,36 +88,22 @@ impl GrpcInner {
             client_id = session.client_id(),
             "simple consumer started (gRPC)"
         );
-        Ok(GrpcInner {
-            subscriptions: Mutex::new(config.subscriptions.clone()),
+        let inner = GrpcInner {
+            subscriptions: Subscriptions::new(config.subscriptions.clone()),
             config,
             session,
             group,
             queues: ReadableQueues::new(),
             next_queue: AtomicUsize::new(0),
             cancel: CancellationToken::new(),
-        })
-    }
-
-    pub(crate) fn group(&self) -> &str {
-        &self.group
-    }
-
-    pub(crate) fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        };
+        Ok(Arc::new(GrpcGuard(Arc::new(inner))))
     }
 
     /// Adds or replaces a subscription and sends the new settings.
-    pub(crate) async fn subscribe(&self, sub: Subscription) -> Result<()> {
-        sub.check().map_err(Error::InvalidArgument)?;
-        let topic = sub.topic.clone();
-        let entries = {
-            let mut subs = self.subs();
-            Subscription::upsert(&mut subs, sub);
-            subscription_entries(&subs)
-        };
+    async fn subscribe(&self, sub: Subscription) -> Result<()> {
+        let topic = self.subscriptions.add(sub)?;
+        let entries = subscription_entries(&self.subscriptions.lock());
         self.session
             .update_pub_sub(rmq_grpc::consumer_pub_sub(
                 &self.group,
@@ -160,7 +168,7 @@ impl GrpcInner {
     }
 
     /// The consumer's own shutdown steps.
-    pub(crate) async fn stop(&self) -> Result<()> {
+    async fn stop(&self) -> Result<()> {
         self.cancel.cancel();
         self.session.shutdown().await;
         info!(group = %self.group, "simple consumer shut down (gRPC)");
@@ -215,5 +223,48 @@ impl SimpleTransport for GrpcInner {
         invisible: Duration,
     ) -> BoxFuture<'a, Result<ReceiptHandle>> {
         Box::pin(self.change(handle, invisible))
+    }
+}
+
+impl SimpleEngine for GrpcGuard {
+    fn transport(&self) -> &dyn SimpleTransport {
+        &*self.0
+    }
+
+    fn config(&self) -> &SimpleConsumerConfig {
+        &self.0.config
+    }
+
+    fn group(&self) -> &str {
+        &self.0.group
+    }
+
+    fn client_id(&self) -> &str {
+        self.0.session.client_id()
+    }
+
+    fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
+        self.0.subscriptions.lock()
+    }
+
+    fn closing(&self) -> &CancellationToken {
+        &self.0.cancel
+    }
+
+    fn is_shutdown(&self) -> bool {
+        self.0.cancel.is_cancelled()
+    }
+
+    fn subscribe(&self, sub: Subscription) -> BoxFuture<'_, Result<()>> {
+        Box::pin(self.0.subscribe(sub))
+    }
+
+    fn shutdown(&self) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async {
+            if self.0.cancel.is_cancelled() {
+                return Ok(());
+            }
+            self.0.stop().await
+        })
     }
 }

@@ -5,8 +5,8 @@ use std::ops::Deref;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmq_consumer_base::engine::grpc::Handle;
+use rmq_consumer_base::engine::pop::PopHandle;
 use rmq_protocol::MessageExt;
-use rmq_protocol::pop::ExtraInfo;
 
 use crate::error::{Error, Result};
 
@@ -21,7 +21,7 @@ pub struct ReceiptHandle {
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum Repr {
     /// Remoting: the original topic and the broker's checkpoint.
-    Pop { topic: String, ck: ExtraInfo },
+    Pop(PopHandle),
     /// gRPC: the proxy's receipt handle and what it was granted.
     Grpc(GrpcHandle),
 }
@@ -52,9 +52,9 @@ impl Handle for GrpcHandle {
 }
 
 impl ReceiptHandle {
-    pub(crate) fn pop(topic: String, ck: ExtraInfo) -> Self {
+    pub(crate) fn pop(handle: PopHandle) -> Self {
         ReceiptHandle {
-            repr: Repr::Pop { topic, ck },
+            repr: Repr::Pop(handle),
         }
     }
 
@@ -64,14 +64,14 @@ impl ReceiptHandle {
         }
     }
 
-    /// The topic and checkpoint of a remoting handle.
+    /// The pop engine's handle of a remoting handle.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for a handle of a gRPC consumer.
-    pub(crate) fn as_pop(&self) -> Result<(&str, &ExtraInfo)> {
+    pub(crate) fn as_pop(&self) -> Result<&PopHandle> {
         match &self.repr {
-            Repr::Pop { topic, ck } => Ok((topic, ck)),
+            Repr::Pop(h) => Ok(h),
             Repr::Grpc(_) => Err(Error::InvalidArgument(
                 "a handle received through the proxy (endpoint) given to a consumer of the \
                  brokers (namesrv_addr); ack it with the consumer that received it"
@@ -88,7 +88,7 @@ impl ReceiptHandle {
     pub(crate) fn as_grpc(&self) -> Result<&GrpcHandle> {
         match &self.repr {
             Repr::Grpc(h) => Ok(h),
-            Repr::Pop { .. } => Err(Error::InvalidArgument(
+            Repr::Pop(_) => Err(Error::InvalidArgument(
                 "a handle received from the brokers (namesrv_addr) given to a consumer of the \
                  proxy (endpoint); ack it with the consumer that received it"
                     .into(),
@@ -99,7 +99,7 @@ impl ReceiptHandle {
     /// The broker the message was received from.
     pub fn broker_name(&self) -> &str {
         match &self.repr {
-            Repr::Pop { ck, .. } => &ck.broker_name,
+            Repr::Pop(h) => &h.ck.broker_name,
             Repr::Grpc(h) => &h.broker_name,
         }
     }
@@ -108,7 +108,7 @@ impl ReceiptHandle {
     /// longer.
     pub fn visible_at(&self) -> SystemTime {
         let ms = match &self.repr {
-            Repr::Pop { ck, .. } => u64::try_from(ck.visible_at_ms()).unwrap_or(0),
+            Repr::Pop(h) => u64::try_from(h.ck.visible_at_ms()).unwrap_or(0),
             Repr::Grpc(h) => h.visible_at_ms,
         };
         UNIX_EPOCH + Duration::from_millis(ms)
@@ -117,9 +117,7 @@ impl ReceiptHandle {
     /// The invisible time the handle was granted.
     pub fn invisible_duration(&self) -> Duration {
         match &self.repr {
-            Repr::Pop { ck, .. } => {
-                Duration::from_millis(u64::try_from(ck.invisible_time).unwrap_or(0))
-            }
+            Repr::Pop(h) => Duration::from_millis(u64::try_from(h.ck.invisible_time).unwrap_or(0)),
             Repr::Grpc(h) => Duration::from_millis(h.invisible_ms),
         }
     }
@@ -128,7 +126,7 @@ impl ReceiptHandle {
 impl fmt::Debug for ReceiptHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Pop { topic, ck } => f
+            Repr::Pop(PopHandle { topic, ck }) => f
                 .debug_struct("ReceiptHandle")
                 .field("topic", &topic)
                 .field("broker", &ck.broker_name)
@@ -222,6 +220,8 @@ impl fmt::Debug for ReceivedMessage {
 
 #[cfg(test)]
 mod tests {
+    use rmq_protocol::pop::ExtraInfo;
+
     use super::*;
 
     fn assert_send_sync<T: Send + Sync + 'static>() {}
@@ -231,7 +231,10 @@ mod tests {
         assert_send_sync::<ReceiptHandle>();
         assert_send_sync::<ReceivedMessage>();
         let ck = ExtraInfo::parse("3 1000 2000 1 0 broker-a 2 4").unwrap();
-        let h = ReceiptHandle::pop("T".into(), ck);
+        let h = ReceiptHandle::pop(PopHandle {
+            topic: "T".into(),
+            ck,
+        });
         assert_eq!(h.broker_name(), "broker-a");
         assert_eq!(h.invisible_duration(), Duration::from_secs(2));
         assert_eq!(h.visible_at(), UNIX_EPOCH + Duration::from_millis(3000));

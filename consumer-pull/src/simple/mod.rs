@@ -15,9 +15,11 @@
 mod builder;
 mod config;
 mod consumer;
+mod engine;
 mod grpc;
-mod inner;
 mod message;
+mod pop;
+mod subscriptions;
 mod transport;
 
 pub use builder::SimpleConsumerBuilder;

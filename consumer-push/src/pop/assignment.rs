@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use rmq_client_core::is_pop_unsupported;
-use rmq_consumer_base::offsets;
+use rmq_consumer_base::engine::pop::readable_brokers;
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::{
     MessageRequestMode, QueryAssignmentRequestBody, SetMessageRequestModeRequestBody,
@@ -79,19 +79,10 @@ impl Assignments {
 
     /// The master addresses of the brokers with readable queues of `topic`.
     async fn brokers_of(&self, topic: &str) -> Result<Vec<String>> {
-        let instance = self.inner.core.instance();
-        let route = instance.route(topic).await?;
-        let names: BTreeSet<&str> = route
-            .subscribe_queues()
-            .iter()
-            .map(|q| q.broker_name.as_str())
-            .collect();
-        let mut out = Vec::with_capacity(names.len());
-        for name in names {
-            let mq = MessageQueue::new(topic, name, 0);
-            out.push(offsets::master_addr(instance, &mq).await?);
-        }
-        Ok(out)
+        let brokers = readable_brokers(self.inner.core.instance(), topic)
+            .await
+            .map_err(Error::from_lookup)?;
+        Ok(brokers.into_iter().map(|(_, addr)| addr).collect())
     }
 
     /// SET_MESSAGE_REQUEST_MODE (POP, every member pops every queue) at each
@@ -196,7 +187,7 @@ impl Assignments {
                     continue;
                 }
                 let token = self.inner.stop_pull.child_token();
-                PopLoop::spawn(&self.inner, mq.clone(), token.clone(), self.settler.clone());
+                PopLoop::spawn(&self.inner, &mq, &token, &self.settler);
                 info!(queue = %mq, "pop mode: popping");
                 self.loops.insert(mq, token);
             }

@@ -7,11 +7,15 @@
 //! what was consumed and changes the invisible time of what was not (Java
 //! `ConsumeMessagePopConcurrentlyService`); orderly consumers pop in order.
 //!
-//! - [`assignment`]: the start check and the assignment loop (one
-//!   [`pop_loop`] per assigned queue).
-//! - [`pop_loop`]: popping one assigned queue.
-//! - [`settle`]: listener calls, acks (batched), invisible-time changes and
-//!   the DLQ.
+//! The pop requests, their answers, acks, invisible-time changes and the
+//! DLQ are the pop engine's ([`rmq_consumer_base::engine::pop`]); this
+//! folder keeps what is the push consumer's own:
+//!
+//! - [`assignment`]: the start check and the assignment loop (the
+//!   [`pop_loop`]s of each assigned queue).
+//! - [`pop_loop`]: popping one assigned queue, several pops in flight.
+//! - [`settle`]: listener calls and what follows them (acks through the
+//!   engine's batching ack task).
 //! - [`orderly`]: orderly pop (`start_orderly` with pop mode): each queue's
 //!   messages in offset order, the broker blocking the queue meanwhile.
 
@@ -21,4 +25,4 @@ mod pop_loop;
 mod settle;
 
 pub(crate) use assignment::start;
-pub(crate) use settle::DELAY_LEVELS;
+pub(crate) use rmq_consumer_base::engine::pop::DELAY_LEVELS;

@@ -26,14 +26,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use rmq_consumer_base::engine::pop::{PopHandle, Popped};
 use rmq_protocol::{MessageExt, MessageQueue};
 use tracing::{Instrument, info};
 
 use crate::inner::Inner;
 use crate::listener::orderly::{OrderlyContext, OrderlyListener};
-use crate::listener::orderly_settle::{Action, action};
-use crate::pop::settle::{Handle, Popped, Settler};
 use crate::service::orderly::{call_orderly, orderly_result_name};
+use crate::listener::orderly_settle::{Action, action};
+use crate::pop::settle::Settler;
 use crate::telemetry;
 
 /// Consumes orderly-popped messages; cheap to clone.
@@ -56,7 +57,7 @@ pub(crate) enum Outcome {
     Stopped,
 }
 
-type Item = (MessageExt, Handle);
+type Item = (MessageExt, PopHandle);
 
 impl OrderlyPop {
     pub(crate) fn new(
@@ -77,8 +78,10 @@ impl OrderlyPop {
     pub(crate) async fn consume(&self, mq: &MessageQueue, popped: Vec<Popped>) -> Option<Duration> {
         let mut by_queue: BTreeMap<i32, Vec<Item>> = BTreeMap::new();
         for p in popped {
-            let h = p.handle();
-            by_queue.entry(p.ck.queue_id).or_default().push((p.msg, h));
+            by_queue
+                .entry(p.handle.ck.queue_id)
+                .or_default()
+                .push((p.msg, p.handle));
         }
         let runs = by_queue.into_iter().map(|(queue_id, mut items)| {
             items.sort_by_key(|(m, _)| m.queue_offset);
@@ -106,7 +109,7 @@ impl OrderlyPop {
         let mut taken: Vec<Item> = Vec::new();
         let mut suspend = cfg.suspend_current_queue_time;
         while rest.peek().is_some() {
-            let (mut msgs, handles): (Vec<MessageExt>, Vec<Handle>) =
+            let (mut msgs, handles): (Vec<MessageExt>, Vec<PopHandle>) =
                 rest.by_ref().take(size).unzip();
             let permit = tokio::select! {
                 permit = inner.semaphore.clone().acquire_owned() => match permit {
@@ -149,7 +152,7 @@ impl OrderlyPop {
                     let mut again = Vec::new();
                     for (msg, h) in call {
                         // Moved to the DLQ (and acked): the queue moves on.
-                        if msg.reconsume_times >= max && self.settler.dlq(&msg, h.clone()).await {
+                        if msg.reconsume_times >= max && self.settler.dlq(&msg, &h).await {
                             continue;
                         }
                         again.push((msg, h));
