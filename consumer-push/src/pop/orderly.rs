@@ -32,9 +32,9 @@ use tracing::{Instrument, info};
 
 use crate::inner::Inner;
 use crate::listener::orderly::{OrderlyContext, OrderlyListener};
-use crate::service::orderly::{call_orderly, orderly_result_name};
 use crate::listener::orderly_settle::{Action, action};
 use crate::pop::settle::Settler;
+use crate::service::orderly::{call_orderly, orderly_result_name};
 use crate::telemetry;
 
 /// Consumes orderly-popped messages; cheap to clone.
