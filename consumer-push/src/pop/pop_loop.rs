@@ -183,9 +183,9 @@ impl PopLoop {
         }
     }
 
-    /// Gives popped messages to the settler in listener batches. Orderly:
-    /// consumes them before answering.
-    async fn dispatch(&mut self, mut batch: Vec<Popped>) {
+    /// Gives popped messages to the settler (which splits them into
+    /// listener calls). Orderly: consumes them before answering.
+    async fn dispatch(&mut self, batch: Vec<Popped>) {
         if let Some(orderly) = &self.orderly {
             self.held
                 .add(batch.len(), body_bytes(batch.iter().map(|p| &p.msg)));
@@ -194,11 +194,6 @@ impl PopLoop {
             self.hidden_until = hidden.map(|d| tokio::time::Instant::now() + d);
             return;
         }
-        let size = self.inner.config.consume_batch_max_size.max(1);
-        while !batch.is_empty() {
-            let rest = batch.split_off(batch.len().min(size));
-            let call = std::mem::replace(&mut batch, rest);
-            self.settler.submit(&self.mq, &self.held, call);
-        }
+        self.settler.submit(&self.mq, &self.held, batch);
     }
 }
