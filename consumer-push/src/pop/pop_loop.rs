@@ -30,7 +30,7 @@ const HIDDEN_POLL: Duration = Duration::from_secs(1);
 /// Pops in flight per queue of a concurrent consumer (an orderly one pops
 /// a queue once at a time: the broker answers its next messages only after
 /// the earlier ones are acked).
-pub(crate) const POPS_PER_QUEUE: usize = 4;
+pub(crate) const POPS_PER_QUEUE: usize = 8;
 
 pub(crate) struct PopLoop {
     inner: Arc<Inner>,

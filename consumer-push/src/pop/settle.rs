@@ -77,6 +77,8 @@ impl Settler {
     /// wait, the common case) leaves no future behind and hands its permit
     /// to the next call; one that waits joins a set polled concurrently.
     async fn consume(&self, mq: &MessageQueue, mut msgs: Vec<MessageExt>, handles: Vec<PopHandle>) {
+        // Taken out as the messages settle (moved to the ack task, not cloned).
+        let mut handles: Vec<Option<PopHandle>> = handles.into_iter().map(Some).collect();
         let size = self.inner.config.consume_batch_max_size.max(1);
         rmq_consumer_base::mark_consume_start(&mut msgs);
         let mut queues: Vec<Arc<MessageQueue>> = Vec::new();
@@ -98,15 +100,17 @@ impl Settler {
         }
         drop(permit);
         let mut again = Vec::new();
-        self.ack_consumed(&handles, &mut acked, &mut again).await;
+        self.ack_consumed(&mut handles, &mut acked, &mut again)
+            .await;
         while let Some((range, ok)) = waiting.next().await {
             self.settle(&handles, range, ok, &mut acked);
-            self.ack_consumed(&handles, &mut acked, &mut again).await;
+            self.ack_consumed(&mut handles, &mut acked, &mut again)
+                .await;
         }
         drop(waiting);
         for (i, level) in again {
-            if let (Some(msg), Some(h)) = (msgs.get(i), handles.get(i)) {
-                self.later(msg, h.clone(), level).await;
+            if let (Some(msg), Some(h)) = (msgs.get(i), handles.get_mut(i).and_then(Option::take)) {
+                self.later(msg, h, level).await;
             }
         }
     }
@@ -115,14 +119,14 @@ impl Settler {
     /// the others in `again`, with their delay level.
     async fn ack_consumed(
         &self,
-        handles: &[PopHandle],
+        handles: &mut [Option<PopHandle>],
         sorted: &mut Vec<(usize, Option<i32>)>,
         again: &mut Vec<(usize, i32)>,
     ) {
         let mut acks = Vec::with_capacity(sorted.len());
         for (i, level) in sorted.drain(..) {
             match level {
-                None => acks.extend(handles.get(i).cloned()),
+                None => acks.extend(handles.get_mut(i).and_then(Option::take)),
                 Some(level) => again.push((i, level)),
             }
         }
@@ -137,7 +141,7 @@ impl Settler {
     /// messages come back after their invisible time).
     fn settle(
         &self,
-        handles: &[PopHandle],
+        handles: &[Option<PopHandle>],
         range: std::ops::Range<usize>,
         ok: Option<(usize, i32)>,
         out: &mut Vec<(usize, Option<i32>)>,
