@@ -242,6 +242,16 @@ impl ConsumerCore {
         Ok(())
     }
 
+    /// Undoes a start that failed after [`register`](Self::register):
+    /// cancels every task of the consumer (the root token) and unregisters
+    /// the group (UNREGISTER_CLIENT), so the broker forgets it at once; the
+    /// caller returns its error and the handle's drop guard releases the
+    /// client instance.
+    pub async fn abandon_start(&self) {
+        self.cancel.cancel();
+        self.instance.unregister_consumer(&self.group).await;
+    }
+
     /// The shutdown every consumer shares: the first call closes the
     /// consumer, runs `stop` (the consumer's own steps: cancel, wait for its
     /// tasks, persist), unregisters the group (UNREGISTER_CLIENT) and

@@ -97,11 +97,7 @@ impl PopInner {
             inner.core.register(registration).await?;
             let checked = inner.check_brokers_pop().await;
             if let Err(e) = checked {
-                inner
-                    .core
-                    .instance()
-                    .unregister_consumer(inner.core.group())
-                    .await;
+                inner.core.abandon_start().await;
                 return Err(e);
             }
             info!(

@@ -96,14 +96,8 @@ async fn start_on(
     if inner.config.pop_mode {
         // The brokers keep the offsets: no rebalance, no persisting.
         if let Err(e) = crate::pop::start(&inner).await {
-            inner.stop_pull.cancel();
-            inner.stop_consume.cancel();
-            inner.core.cancel().cancel();
-            inner
-                .core
-                .instance()
-                .unregister_consumer(inner.core.group())
-                .await;
+            // The root token cancels stop_consume and stop_pull, its children.
+            inner.core.abandon_start().await;
             return Err(e);
         }
     } else {
