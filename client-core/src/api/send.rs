@@ -330,6 +330,18 @@ mod tests {
         }
     }
 
+    fn parse_v2(response: &RemotingCommand) -> SendResult {
+        send_result_from_response(
+            "a",
+            RequestCode::SEND_MESSAGE_V2,
+            "T",
+            "b",
+            String::new(),
+            response,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn defaults_and_bad_header() {
         let ok = RemotingCommand::new_response(ResponseCode::SUCCESS, None)
@@ -337,29 +349,13 @@ mod tests {
             .with_ext_field("queueId", "0")
             .with_ext_field("queueOffset", "0")
             .with_ext_field("transactionId", "TX");
-        let r = send_result_from_response(
-            "a",
-            RequestCode::SEND_MESSAGE_V2,
-            "T",
-            "b",
-            String::new(),
-            &ok,
-        )
-        .unwrap();
+        let r = parse_v2(&ok);
         assert_eq!(r.region_id, "DefaultRegion");
         assert!(r.trace_on);
         assert_eq!(r.transaction_id.as_deref(), Some("TX"));
         assert_eq!(r.recall_handle, None);
         let timer = ok.clone().with_ext_field("recallHandle", "djEgVCBi");
-        let r = send_result_from_response(
-            "a",
-            RequestCode::SEND_MESSAGE_V2,
-            "T",
-            "b",
-            String::new(),
-            &timer,
-        )
-        .unwrap();
+        let r = parse_v2(&timer);
         assert_eq!(r.recall_handle.as_deref(), Some("djEgVCBi"));
 
         let bad = RemotingCommand::new_response(ResponseCode::SUCCESS, None);

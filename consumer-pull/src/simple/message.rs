@@ -72,10 +72,9 @@ impl ReceiptHandle {
     pub(crate) fn as_pop(&self) -> Result<&PopHandle> {
         match &self.repr {
             Repr::Pop(h) => Ok(h),
-            Repr::Grpc(_) => Err(Error::InvalidArgument(
-                "a handle received through the proxy (endpoint) given to a consumer of the \
-                 brokers (namesrv_addr); ack it with the consumer that received it"
-                    .into(),
+            Repr::Grpc(_) => Err(wrong_consumer(
+                "through the proxy (endpoint)",
+                "the brokers (namesrv_addr)",
             )),
         }
     }
@@ -88,10 +87,9 @@ impl ReceiptHandle {
     pub(crate) fn as_grpc(&self) -> Result<&GrpcHandle> {
         match &self.repr {
             Repr::Grpc(h) => Ok(h),
-            Repr::Pop(_) => Err(Error::InvalidArgument(
-                "a handle received from the brokers (namesrv_addr) given to a consumer of the \
-                 proxy (endpoint); ack it with the consumer that received it"
-                    .into(),
+            Repr::Pop(_) => Err(wrong_consumer(
+                "from the brokers (namesrv_addr)",
+                "the proxy (endpoint)",
             )),
         }
     }
@@ -216,6 +214,14 @@ impl fmt::Debug for ReceivedMessage {
             .field("handle", &self.handle)
             .finish_non_exhaustive()
     }
+}
+
+/// A handle given to a consumer of the other transport.
+fn wrong_consumer(received: &str, given_to: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "a handle received {received} given to a consumer of {given_to}; ack it with the \
+         consumer that received it"
+    ))
 }
 
 #[cfg(test)]
