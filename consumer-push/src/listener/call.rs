@@ -55,10 +55,6 @@ impl CallFailure {
 
 /// Runs `call` for at most `timeout`, catching a panic.
 ///
-/// The call is polled once before any timer exists: most listeners answer
-/// on their first poll, and those cost no timer. One that waits is given
-/// the rest of `timeout`, counted from before its first poll.
-///
 /// # Errors
 ///
 /// [`CallFailure`] when it panicked or timed out.
@@ -66,22 +62,42 @@ pub(crate) async fn guarded<T>(
     timeout: Duration,
     call: impl Future<Output = T>,
 ) -> Result<T, CallFailure> {
-    let started = tokio::time::Instant::now();
+    guarded_since(tokio::time::Instant::now(), timeout, call).await
+}
+
+/// [`guarded`] for a call that started at `started` (the caller read the
+/// clock already): the timeout counts from then.
+///
+/// The call is polled once before any timer exists: most listeners answer
+/// on their first poll, and those cost no timer. One that waits is given
+/// the rest of `timeout`; its timer is boxed, so that the future of every
+/// call does not carry one.
+///
+/// # Errors
+///
+/// [`CallFailure`] when it panicked or timed out.
+pub(crate) async fn guarded_since<T>(
+    started: tokio::time::Instant,
+    timeout: Duration,
+    call: impl Future<Output = T>,
+) -> Result<T, CallFailure> {
     let mut call = pin!(AssertUnwindSafe(call).catch_unwind());
     if let Poll::Ready(done) = futures::poll!(call.as_mut()) {
         return done.map_err(CallFailure::Panicked);
     }
-    let deadline = started.checked_add(timeout);
-    let waited = match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, call).await,
+    let done = match started.checked_add(timeout) {
+        Some(deadline) => {
+            let mut expired = Box::pin(tokio::time::sleep_until(deadline));
+            tokio::select! {
+                biased;
+                done = call.as_mut() => done,
+                () = expired.as_mut() => return Err(CallFailure::TimedOut(timeout)),
+            }
+        }
         // A timeout beyond the clock's range: no deadline at all.
-        None => Ok(call.await),
+        None => call.await,
     };
-    match waited {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(panic)) => Err(CallFailure::Panicked(panic)),
-        Err(_) => Err(CallFailure::TimedOut(timeout)),
-    }
+    done.map_err(CallFailure::Panicked)
 }
 
 /// The text of a panic payload.

@@ -79,6 +79,13 @@ impl Settler {
     async fn consume(&self, mq: &MessageQueue, mut msgs: Vec<MessageExt>, handles: Vec<PopHandle>) {
         // Taken out as the messages settle (moved to the ack task, not cloned).
         let mut handles: Vec<Option<PopHandle>> = handles.into_iter().map(Some).collect();
+        // Shutdown stops new calls: checked once per pop (the token's check
+        // takes a lock shared by every queue), and again by a call that had
+        // to wait for a permit. Not consumed, the messages come back after
+        // their invisible time.
+        if self.inner.stop_consume.is_cancelled() {
+            return;
+        }
         let size = self.inner.config.consume_batch_max_size.max(1);
         rmq_consumer_base::mark_consume_start(&mut msgs);
         let mut queues: Vec<Arc<MessageQueue>> = Vec::new();
@@ -182,15 +189,16 @@ impl Settler {
                     // Not consumed: they come back after their invisible time.
                     () = inner.stop_consume.cancelled() => return (None, None),
                 };
+                if inner.stop_consume.is_cancelled() {
+                    return (None, None);
+                }
                 rmq_consumer_base::mark_consume_start(msgs);
                 permit
             }
         };
-        if inner.stop_consume.is_cancelled() {
-            return (None, None);
-        }
         let mut ctx = ConsumeContext::shared(queue);
-        let result = call_listener(inner, msgs, &mut ctx).await;
+        let started = tokio::time::Instant::now();
+        let result = call_listener(inner, msgs, &mut ctx, started).await;
         let first_failed = first_failed(result, ctx.ack_index(), msgs.len());
         (
             Some((first_failed, ctx.delay_level_when_next_consume())),

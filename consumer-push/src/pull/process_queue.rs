@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use rmq_protocol::MessageExt;
 use tokio::sync::Notify;
 
+use crate::pull::offset_map::OffsetMap;
 use crate::telemetry::QueueMetrics;
 
 /// The held messages and counters of one queue.
@@ -40,7 +41,7 @@ pub(crate) struct ProcessQueue {
 #[derive(Debug)]
 struct State {
     /// Queue offset → held message, ordered.
-    msgs: BTreeMap<i64, Held>,
+    msgs: OffsetMap<Held>,
     /// Orderly mode: messages taken by a listener call and not committed
     /// yet (Java `consumingMsgOrderlyTreeMap`). Always empty otherwise.
     consuming: BTreeMap<i64, Box<MessageExt>>,
@@ -101,7 +102,7 @@ impl ProcessQueue {
     pub(crate) fn with_metrics(now: Instant, metrics: QueueMetrics) -> Self {
         ProcessQueue {
             state: Mutex::new(State {
-                msgs: BTreeMap::new(),
+                msgs: OffsetMap::default(),
                 consuming: BTreeMap::new(),
                 bytes: 0,
                 max_offset: None,
@@ -177,7 +178,7 @@ impl ProcessQueue {
     /// (the caller inserts it into `msgs`).
     fn track_locked(st: &mut State, msg: &MessageExt) -> bool {
         let offset = msg.queue_offset;
-        if st.msgs.contains_key(&offset) || st.consuming.contains_key(&offset) {
+        if st.msgs.contains_key(offset) || st.consuming.contains_key(&offset) {
             return false;
         }
         st.bytes = st.bytes.saturating_add(msg.body.len());
@@ -219,12 +220,12 @@ impl ProcessQueue {
             return None;
         }
         for offset in offsets {
-            if let Some(held) = st.msgs.remove(&offset) {
+            if let Some(held) = st.msgs.remove(offset) {
                 st.bytes = st.bytes.saturating_sub(held.body_len);
             }
         }
-        match st.msgs.first_key_value() {
-            Some((first, _)) => Some(*first),
+        match st.msgs.first() {
+            Some((first, _)) => Some(first),
             None => st.max_offset.map(|m| m.saturating_add(1)),
         }
     }
@@ -249,7 +250,7 @@ impl ProcessQueue {
 
     /// Whether the message at `offset` is still held.
     pub(crate) fn contains(&self, offset: i64) -> bool {
-        self.lock().msgs.contains_key(&offset)
+        self.lock().msgs.contains_key(offset)
     }
 
     /// Count, bytes and span of the held messages.
@@ -263,8 +264,8 @@ impl ProcessQueue {
     }
 
     fn span(st: &State) -> i64 {
-        match (st.msgs.first_key_value(), st.msgs.last_key_value()) {
-            (Some((first, _)), Some((last, _))) => last.saturating_sub(*first),
+        match (st.msgs.first(), st.msgs.last()) {
+            (Some((first, _)), Some((last, _))) => last.saturating_sub(first),
             _ => 0,
         }
     }
@@ -306,17 +307,24 @@ impl ProcessQueue {
         now.saturating_duration_since(self.lock().last_pull) > max_idle
     }
 
-    /// A listener call of this queue starts at `now`.
-    pub(crate) fn begin_consume(&self, now: Instant) {
+    /// A listener call of this queue starts at `now`, unless the queue is
+    /// dropped: returns whether it started.
+    pub(crate) fn begin_consume(&self, now: Instant) -> bool {
         let mut st = self.lock();
+        if st.dropped {
+            return false;
+        }
         st.in_flight = st.in_flight.saturating_add(1);
         st.last_consume = now;
+        true
     }
 
-    /// A listener call of this queue ended.
-    pub(crate) fn end_consume(&self) {
+    /// A listener call of this queue ended; returns whether the queue is
+    /// still assigned (not dropped meanwhile).
+    pub(crate) fn end_consume(&self) -> bool {
         let mut st = self.lock();
         st.in_flight = st.in_flight.saturating_sub(1);
+        !st.dropped
     }
 
     /// Listener calls of this queue in flight.
@@ -342,15 +350,14 @@ impl ProcessQueue {
         }
         let mut out = Vec::with_capacity(n.min(st.msgs.len()));
         while out.len() < n {
-            let Some(entry) = st.msgs.first_entry() else {
-                break;
-            };
             // Orderly puts always keep the message; an entry without one
             // (never expected) stays held rather than being lost.
-            if entry.get().msg.is_none() {
+            if st.msgs.first().is_none_or(|(_, held)| held.msg.is_none()) {
                 break;
             }
-            let (offset, held) = entry.remove_entry();
+            let Some((offset, held)) = st.msgs.pop_first() else {
+                break;
+            };
             if let Some(msg) = held.msg {
                 out.push(MessageExt::clone(&msg));
                 st.consuming.insert(offset, msg);
@@ -398,27 +405,27 @@ impl ProcessQueue {
     pub(crate) fn rollback(&self) {
         let mut st = self.lock();
         let taken = std::mem::take(&mut st.consuming);
-        st.msgs.extend(taken.into_iter().map(|(offset, msg)| {
+        for (offset, msg) in taken {
             let body_len = msg.body.len();
-            (
+            st.msgs.insert(
                 offset,
                 Held {
                     body_len,
                     msg: Some(msg),
                 },
-            )
-        }));
+            );
+        }
     }
 
     /// A consistent view of the queue at `now`.
     pub(crate) fn view(&self, now: Instant) -> PqView {
         let st = self.lock();
         PqView {
-            min_offset: match (first_key(&st.msgs), first_key(&st.consuming)) {
+            min_offset: match (st.msgs.first().map(|(k, _)| k), first_key(&st.consuming)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
-            max_offset: last_key(&st.msgs).max(last_key(&st.consuming)),
+            max_offset: st.msgs.last().map(|(k, _)| k).max(last_key(&st.consuming)),
             count: st.msgs.len().saturating_add(st.consuming.len()),
             bytes: st.bytes,
             in_flight: st.in_flight,

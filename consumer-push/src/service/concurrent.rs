@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -15,7 +14,7 @@ use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::sync::{SemaphorePermit, TryAcquireError};
 use tracing::{Instrument, debug, error, warn};
 
-use crate::listener::call::guarded;
+use crate::listener::call::guarded_since;
 
 use crate::inner::{Inner, Listener};
 use crate::listener::concurrent::{ConsumeContext, ConsumeResult};
@@ -69,6 +68,12 @@ pub(crate) async fn consume(
     mut msgs: Vec<MessageExt>,
 ) {
     let (inner, pq, mq) = (&inner, &pq, &mq);
+    // Shutdown stops new calls: checked once per batch (the token's check
+    // takes a lock shared by every queue), and again by a call that had to
+    // wait for a permit.
+    if inner.stop_consume.is_cancelled() {
+        return;
+    }
     let size = inner.config.consume_batch_max_size.max(1);
     // Calls that start now (a permit free) share this start time; one that
     // waits for a permit marks its own.
@@ -79,19 +84,28 @@ pub(crate) async fn consume(
     // The permit of a call that ended on its first poll serves the next
     // call: calls that run one after the other need one permit between them.
     let mut held = None;
+    // Calls that end on their first poll run one after the other: one
+    // starts when the one before it ended, so one clock read serves as the
+    // end of one and the start of the next (a read costs about as much as
+    // the rest of a call's bookkeeping).
+    let mut clock = tokio::time::Instant::now();
     for (i, batch) in msgs.chunks_mut(size).enumerate() {
         let first = i.saturating_mul(size);
         let range = first..first.saturating_add(batch.len());
         // Boxed: a waiting call moves into the set as a pointer.
-        let mut call = Box::pin(consume_batch(inner, pq, mq, batch, held.take()));
+        let mut call = Box::pin(consume_batch(inner, pq, mq, batch, held.take(), clock));
         match futures::poll!(call.as_mut()) {
-            Poll::Ready((settled, permit)) => {
+            Poll::Ready((settled, permit, ended)) => {
                 held = permit;
+                clock = ended.unwrap_or_else(tokio::time::Instant::now);
                 if settled == Settled::Acked {
                     acked.extend_from_slice(offsets.get(range).unwrap_or_default());
                 }
             }
-            Poll::Pending => waiting.push(async move { (range, call.await.0) }),
+            Poll::Pending => {
+                waiting.push(async move { (range, call.await.0) });
+                clock = tokio::time::Instant::now();
+            }
         }
     }
     drop(held);
@@ -155,51 +169,60 @@ fn spawn_later(
 /// its settlement, except the removal and commit of a call that
 /// acknowledged everything ([`Settled::Acked`]: the caller does it). The
 /// permit comes back when the call ended with no send-back to make.
+///
+/// `now` is the caller's latest clock reading, the call's start unless it
+/// has to wait for a permit; the clock reading at the call's end comes
+/// back for the next call (`None` when the call did not run).
 async fn consume_batch<'a>(
     inner: &'a Arc<Inner>,
     pq: &Arc<ProcessQueue>,
     shared_mq: &Arc<MessageQueue>,
     msgs: &'a mut [MessageExt],
     permit: Option<SemaphorePermit<'a>>,
-) -> (Settled, Option<SemaphorePermit<'a>>) {
+    now: tokio::time::Instant,
+) -> (
+    Settled,
+    Option<SemaphorePermit<'a>>,
+    Option<tokio::time::Instant>,
+) {
     let mq: &MessageQueue = shared_mq;
     // The permit handed over, a free one at once, or wait for one.
-    let permit = match permit.map_or_else(|| inner.semaphore.try_acquire(), Ok) {
-        Ok(p) => p,
-        Err(TryAcquireError::Closed) => return (Settled::Done, None),
+    let (permit, started) = match permit.map_or_else(|| inner.semaphore.try_acquire(), Ok) {
+        Ok(p) => (p, now),
+        Err(TryAcquireError::Closed) => return (Settled::Done, None, None),
         Err(TryAcquireError::NoPermits) => {
             let permit = tokio::select! {
                 permit = inner.semaphore.acquire() => match permit {
                     Ok(p) => p,
-                    Err(_) => return (Settled::Done, None),
+                    Err(_) => return (Settled::Done, None, None),
                 },
-                () = inner.stop_consume.cancelled() => return (Settled::Done, None),
+                () = inner.stop_consume.cancelled() => return (Settled::Done, None, None),
             };
+            // Shutdown may have begun while this call waited (the batch
+            // checked before its first call).
+            if inner.stop_consume.is_cancelled() {
+                return (Settled::Done, None, None);
+            }
             rmq_consumer_base::mark_consume_start(msgs);
-            permit
+            (permit, tokio::time::Instant::now())
         }
     };
-    if inner.stop_consume.is_cancelled() {
-        return (Settled::Done, None);
-    }
-    if pq.is_dropped() {
+    if !pq.begin_consume(started.into_std()) {
         debug!(queue = %mq, "queue dropped; not consuming");
-        return (Settled::Done, Some(permit));
+        return (Settled::Done, Some(permit), None);
     }
-    let started = Instant::now();
-    pq.begin_consume(started);
     inner.metrics.call_started();
     let mut ctx = ConsumeContext::shared(shared_mq.clone());
     let span = telemetry::process_span(inner.core.group(), mq, msgs);
-    let result = call_listener(inner, msgs, &mut ctx)
+    let result = call_listener(inner, msgs, &mut ctx, started)
         .instrument(span.clone())
         .await;
-    let took = started.elapsed();
+    let ended = tokio::time::Instant::now();
+    let took = ended.saturating_duration_since(started);
     inner.metrics.call_ended();
-    pq.end_consume();
-    if pq.is_dropped() {
+    if !pq.end_consume() {
         debug!(queue = %mq, "queue dropped while consuming; result ignored, messages will be redelivered");
-        return (Settled::Done, Some(permit));
+        return (Settled::Done, Some(permit), Some(ended));
     }
     let first_failed = settle::first_failed(result, ctx.ack_index(), msgs.len());
     pq.metrics.consumed(took, msgs.len(), first_failed);
@@ -214,7 +237,7 @@ async fn consume_batch<'a>(
     if first_failed == msgs.len() {
         // Every message acknowledged (the common case): the caller removes
         // and commits them with the batch's other acknowledged calls.
-        return (Settled::Acked, Some(permit));
+        return (Settled::Acked, Some(permit), Some(ended));
     }
     // Send-backs can take long: they hold no permit.
     drop(permit);
@@ -257,7 +280,7 @@ async fn consume_batch<'a>(
             settlement.retry_locally,
         );
     }
-    (Settled::Done, None)
+    (Settled::Done, None, Some(ended))
 }
 
 /// One listener call: a panic or exceeding the consume timeout count as
@@ -266,6 +289,7 @@ pub(crate) async fn call_listener(
     inner: &Inner,
     msgs: &[MessageExt],
     ctx: &mut ConsumeContext,
+    started: tokio::time::Instant,
 ) -> ConsumeResult {
     let Listener::Concurrent(listener) = &inner.listener else {
         // Orderly consumers never submit here (the pull loop dispatches).
@@ -273,7 +297,12 @@ pub(crate) async fn call_listener(
         return ConsumeResult::ReconsumeLater;
     };
     let trace = crate::message_trace::before(inner, msgs);
-    let call = guarded(inner.config.consume_timeout, listener.consume(msgs, ctx)).await;
+    let call = guarded_since(
+        started,
+        inner.config.consume_timeout,
+        listener.consume(msgs, ctx),
+    )
+    .await;
     let traced = crate::message_trace::outcome(&call, |r| *r == ConsumeResult::Success);
     crate::message_trace::after(inner, trace, traced);
     match call {
