@@ -180,22 +180,46 @@ fn cfg_str(cfg: &serde_json::Map<String, serde_json::Value>, key: &str) -> Strin
 }
 
 /// The SVG document of `doc`.
+/// The scenarios a panel of `scenario` covers, each with its title:
+/// `latency` is also run per rate (`latency-<rate>`), one panel per rate,
+/// lowest first.
+fn scenario_variants(doc: &Doc, scenario: &str, title: &str) -> Vec<(String, String)> {
+    if scenario != "latency" {
+        return vec![(scenario.to_owned(), title.to_owned())];
+    }
+    let mut rates: Vec<u64> = doc
+        .results
+        .iter()
+        .filter_map(|r| r.scenario.strip_prefix("latency-")?.parse().ok())
+        .collect();
+    rates.sort_unstable();
+    rates.dedup();
+    let mut out = vec![(scenario.to_owned(), title.to_owned())];
+    out.extend(rates.into_iter().map(|rate| {
+        let title = title.replacen("Latency", &format!("Latency at {rate} msg/s"), 1);
+        (format!("latency-{rate}"), title)
+    }));
+    out
+}
+
 fn render(doc: &Doc) -> String {
     const WIDTH: f64 = 1000.0;
     const LABEL_W: f64 = 260.0;
     const BAR_H: f64 = 22.0;
     const GAP: f64 = 6.0;
-    let panels: Vec<_> = PANELS
-        .iter()
-        .filter_map(|&(scenario, metric, title, scale)| {
+    let mut panels: Vec<(String, f64, Vec<&Row>)> = Vec::new();
+    for &(scenario, metric, title, scale) in PANELS {
+        for (scenario, title) in scenario_variants(doc, scenario, title) {
             let bars: Vec<&Row> = doc
                 .results
                 .iter()
                 .filter(|r| r.scenario == scenario && r.metric == metric)
                 .collect();
-            (!bars.is_empty()).then_some((title, scale, bars))
-        })
-        .collect();
+            if !bars.is_empty() {
+                panels.push((title, scale, bars));
+            }
+        }
+    }
     let rows: usize = panels.iter().map(|(_, _, b)| b.len()).sum();
     #[allow(clippy::cast_precision_loss)]
     let height = 70.0 + panels.len() as f64 * 52.0 + rows as f64 * (BAR_H + GAP) + 20.0;
@@ -315,5 +339,21 @@ mod tests {
         assert!(svg.contains("Drain: messages/s") && svg.contains("Latency: p99 ms"));
         assert_eq!(svg.matches("<rect x=").count(), 3);
         assert!(svg.contains("RocketMQ 5.5.0 · 10"));
+    }
+
+    #[test]
+    fn draws_a_latency_panel_per_rate() {
+        let doc: Doc = serde_json::from_str(
+            r#"{"config":{},"results":[
+              {"scenario":"latency-20000","metric":"p99_ms","client":"rmq-push","median":30,"min":28,"max":40},
+              {"scenario":"latency-1000","metric":"p99_ms","client":"rmq-push","median":4,"min":3,"max":5},
+              {"scenario":"latency-1000","metric":"p99_ms","client":"go-push","median":4,"min":3,"max":5}]}"#,
+        )
+        .unwrap();
+        let svg = render(&doc);
+        let low = svg.find("Latency at 1000 msg/s: p99 ms").unwrap();
+        let high = svg.find("Latency at 20000 msg/s: p99 ms").unwrap();
+        assert!(low < high);
+        assert_eq!(svg.matches("<rect x=").count(), 3);
     }
 }
