@@ -22,9 +22,9 @@
 # - On 5.x it also starts the proxy (RMQ_PROXY=1) and exports RMQ_PROXY_ENDPOINT; the gRPC tests (rmq-grpc
 #   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_java` (the official Java
 #   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, `grpc_features`
-#   (recall, priority, lite topics, topic types, Java-like ids), and `grpc_restart`,
-#   which restarts the local proxy; `#[ignore]`d in the normal run since 4.9.x has no proxy) run as a step of their
-#   own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, `session`, `grpc_producer`,
+#   (recall, priority, lite topics, topic types, Java-like ids), `grpc_restart`,
+#   which restarts the local proxy, and the `grpc_` tests of `shutdown_drain` and `simple_cancel`; `#[ignore]`d in
+#   the normal run since 4.9.x has no proxy) run as a step of their own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, `session`, `grpc_producer`,
 #   `grpc_consumer`, `grpc_push`, `grpc_transaction` and `grpc_features`; and the broker-fault step without `broker_link`, which
 #   needs the local second broker).
 # - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
@@ -410,9 +410,12 @@ for v in "${exact[@]}"; do
     "${faults[@]}" || rc=$?
     summary+=("RocketMQ $v: broker-fault step -> exit $rc")
     # Pop consumption: the 5.x behaviour on 5.x, the typed refusal on 4.x (see the tests' reasons).
+    # On 5.x also the pop kinds of the shutdown drains and the cancel safety of the pop receive.
+    pop_more=()
     if [[ "$rc" == 0 && "$v" == 5.* ]]; then
       pop=(run_tests simple -- --ignored --skip four_x_broker --skip child_holds)
       push_pop=(run_tests push_pop -- --ignored --skip pop_mode_on_a_4x)
+      pop_more=("run_tests shutdown_drain -- --ignored pop_" "run_tests simple_cancel -- --ignored remoting_")
     else
       pop=(run_tests simple -- four_x_broker_refuses --ignored)
       push_pop=(run_tests push_pop -- pop_mode_on_a_4x --ignored)
@@ -424,6 +427,11 @@ for v in "${exact[@]}"; do
         say "running: ${push_pop[*]}"
         "${push_pop[@]}" || rc=$?
       fi
+      for more in "${pop_more[@]}"; do
+        [[ "$rc" == 0 ]] || break
+        say "running: $more"
+        $more || rc=$?
+      done
       summary+=("RocketMQ $v: pop step -> exit $rc")
     fi
     # The gRPC tests need the proxy, which only 5.x has (ignored in the normal run, with that reason).
@@ -431,6 +439,12 @@ for v in "${exact[@]}"; do
       grpc=(run_tests session grpc_producer grpc_consumer grpc_push grpc_java grpc_security grpc_transaction grpc_features grpc_restart -- --ignored)
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
+      # The gRPC kinds of the shutdown drains and the cancel safety of the gRPC receive.
+      for more in "run_tests shutdown_drain -- --ignored grpc_" "run_tests simple_cancel -- --ignored grpc_"; do
+        [[ "$rc" == 0 ]] || break
+        say "running: $more"
+        $more || rc=$?
+      done
       summary+=("RocketMQ $v: gRPC (proxy) step -> exit $rc")
     fi
     # Lifecycles without leaks: alone in their process (they sample its fds, threads, tasks and

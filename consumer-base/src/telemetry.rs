@@ -33,6 +33,11 @@ pub const LAG: &str = "messaging.rocketmq.consumer.lag";
 /// (CONSUMER_SEND_MSG_BACK), by [`RESULT`] `success` / `failure`
 /// (a failed send-back keeps the message, consumed again locally).
 pub const SENT_BACK_MESSAGES: &str = "messaging.rocketmq.consumer.sent_back.messages";
+/// Counter: acks of consumed messages a push consumer sent in pop mode or
+/// through the proxy, by [`RESULT`] `success` (the broker or proxy took
+/// them) / `failure` (the message comes back after its invisible time),
+/// label group.
+pub const ACKED_MESSAGES: &str = "messaging.rocketmq.consumer.acked.messages";
 /// Counter: messages sent to the dead-letter queue (past the max
 /// reconsume times).
 pub const DLQ_MESSAGES: &str = "messaging.rocketmq.consumer.dlq.messages";

@@ -348,3 +348,25 @@ pub async fn wait_local_committed(c: &PushConsumer, topic: &str, max: &[i64], li
     )
     .await;
 }
+
+/// The acks a push consumer over the brokers sent in pop mode so far, from its running info
+/// (`rmq.ackedMessages`, `rmq.ackFailures`): (taken by the broker, failed).
+///
+/// # Panics
+///
+/// When the consumer is not registered in its client instance (shut down) or its running info
+/// lacks the properties.
+pub fn pop_acks(c: &PushConsumer) -> (u64, u64) {
+    let info = c
+        .client_instance()
+        .and_then(|i| i.consumer(c.group()))
+        .unwrap_or_else(|| panic!("consumer {} registered", c.group()))
+        .running_info();
+    let read = |name: &str| -> u64 {
+        info.properties
+            .get(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("running info property {name}: {:?}", info.properties))
+    };
+    (read("rmq.ackedMessages"), read("rmq.ackFailures"))
+}

@@ -5,7 +5,8 @@
 //! pop: per-key order across members, a suspended message back before anything later, the DLQ.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmq_consumer_pull::{Expression, SimpleConsumer};
@@ -72,9 +73,30 @@ async fn pop_mode_on_a_4x_broker_is_a_typed_error() {
     .await;
 }
 
+/// What the simple consumers of a test counted: acks the broker took and failed, receives that
+/// failed (with the first errors).
+#[derive(Default)]
+struct SimpleCounts {
+    acked: AtomicUsize,
+    ack_failed: AtomicUsize,
+    receive_failed: AtomicUsize,
+    errors: Mutex<Vec<String>>,
+}
+
+impl SimpleCounts {
+    fn error(&self, what: &str, e: &rmq_error::Error) {
+        let mut errors = self.errors.lock().expect("errors lock");
+        if errors.len() < 10 {
+            errors.push(format!("{what}: {e}"));
+        }
+    }
+}
+
 /// 5 000 messages over 4 queues popped by 2 pop-mode push consumers and 3 simple consumers of one
-/// group: each delivered (and acked) exactly once, none lost, nothing redelivered after the
-/// invisible time.
+/// group, without faults: every message delivered exactly once, every ack result counted (the
+/// simple consumers' `ack_batch` answers, the push consumers' acker through their running info):
+/// 5 000 acks taken, none failed, no receive failed; nothing redelivered once the invisible time
+/// (and the broker's revive floor) has passed after the last ack.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "pop needs RocketMQ 5: scripts/test.sh runs it on 5.x (cargo test -- --ignored)"]
 async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
@@ -96,6 +118,7 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
                 .await,
             );
         }
+        let counts = Arc::new(SimpleCounts::default());
         let mut simples = Vec::new();
         for label in 2..5 {
             let c = SimpleConsumer::builder()
@@ -109,19 +132,33 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
             let rec = rec.clone();
             let reader = c.clone();
             let topic = topic.clone();
+            let counts = counts.clone();
             let task = tokio::spawn(async move {
-                while !reader.is_shutdown() {
-                    let Ok(got) = reader.receive(32, invisible).await else {
-                        continue;
+                loop {
+                    let got = match reader.receive(32, invisible).await {
+                        Ok(got) => got,
+                        Err(e) if e.is_shutdown() => return,
+                        Err(e) => {
+                            counts.receive_failed.fetch_add(1, Ordering::Relaxed);
+                            counts.error("receive", &e);
+                            continue;
+                        }
                     };
                     for m in &got {
                         let mq =
                             MessageQueue::new(topic.as_str(), m.broker_name.clone(), m.queue_id);
                         rec.record(label, &mq, std::slice::from_ref(m.message()));
                     }
-                    if !got.is_empty() {
-                        reader.ack_batch(&got).await.expect("batch ack");
+                    if got.is_empty() {
+                        continue;
                     }
+                    match reader.ack_batch(&got).await {
+                        Ok(()) => counts.acked.fetch_add(got.len(), Ordering::Relaxed),
+                        Err(e) => {
+                            counts.error("ack_batch", &e);
+                            counts.ack_failed.fetch_add(got.len(), Ordering::Relaxed)
+                        }
+                    };
                 }
             });
             simples.push((c, task));
@@ -134,8 +171,63 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
             .await;
         rec.wait_distinct(N, Duration::from_secs(120)).await;
         println!("5 consumers popped {N} in {:?}", started.elapsed());
-        // Acked: nothing comes back after the invisible time.
-        tokio::time::sleep(invisible + Duration::from_secs(3)).await;
+        let by_push = rec.with(|seen| seen.deliveries.iter().filter(|d| d.consumer < 2).count());
+        // Every delivery's ack answered: the simple consumers count their own; the push
+        // consumers' acker reports through the running info.
+        let acks = || {
+            let (mut taken, mut failed) = (0, 0);
+            for c in &pushes {
+                let (t, f) = consumer::pop_acks(c);
+                taken += t;
+                failed += f;
+            }
+            (
+                usize::try_from(taken).expect("small"),
+                usize::try_from(failed).expect("small"),
+                counts.acked.load(Ordering::Relaxed),
+                counts.ack_failed.load(Ordering::Relaxed),
+            )
+        };
+        poll_until(
+            Duration::from_secs(30),
+            Duration::from_millis(50),
+            "every ack answered",
+            || {
+                let now = acks();
+                async move {
+                    if now.0 + now.1 + now.2 + now.3 >= N {
+                        Ok(())
+                    } else {
+                        Err(now)
+                    }
+                }
+            },
+        )
+        .await;
+        let last_ack = Instant::now();
+        let (push_taken, push_failed, simple_taken, simple_failed) = acks();
+        let errors = counts.errors.lock().expect("errors lock").clone();
+        println!(
+            "acks: push {push_taken} taken / {push_failed} failed (of {by_push} delivered), \
+             simple {simple_taken} taken / {simple_failed} failed; receive failures {}",
+            counts.receive_failed.load(Ordering::Relaxed)
+        );
+        assert_eq!(
+            (push_failed, simple_failed),
+            (0, 0),
+            "no ack failed: {errors:?}"
+        );
+        assert_eq!(push_taken, by_push, "each push delivery acked once");
+        assert_eq!(push_taken + simple_taken, N, "{N} acks taken");
+        assert_eq!(
+            counts.receive_failed.load(Ordering::Relaxed),
+            0,
+            "no receive failed: {errors:?}"
+        );
+        // Acked: nothing comes back once the invisible time and the broker's revive floor
+        // (2 s, see `unacked_comes_back_after_its_invisible_time_and_change_extends_it`) have
+        // passed after the last ack, with a second of slack.
+        tokio::time::sleep_until((last_ack + invisible + Duration::from_secs(3)).into()).await;
         let expected: HashSet<String> = sent.iter().map(|s| s.msg_id.clone()).collect();
         rec.with(|seen| {
             assert!(seen.unexpected(&expected).is_empty(), "only sent messages");
@@ -145,6 +237,7 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
             );
             let dup: Vec<_> = seen.counts.iter().filter(|(_, n)| **n > 1).collect();
             assert!(dup.is_empty(), "each message once; again: {dup:?}");
+            assert_eq!(seen.deliveries.len(), N, "{N} deliveries, none redelivered");
             for label in 0..5 {
                 let got = seen
                     .deliveries
@@ -153,21 +246,23 @@ async fn pop_push_and_simple_consumers_share_five_thousand_each_acked_once() {
                     .count();
                 println!("consumer {label}: {got}");
             }
-            assert!(
-                seen.deliveries.iter().any(|d| d.consumer < 2),
-                "the pop-mode push consumers received"
-            );
+            assert!(by_push > 0, "the pop-mode push consumers received");
             assert!(
                 seen.deliveries.iter().any(|d| d.consumer >= 2),
                 "the simple consumers received"
             );
         });
+        assert_eq!(
+            acks(),
+            (push_taken, 0, simple_taken, 0),
+            "no ack after the last"
+        );
         for c in &pushes {
             c.shutdown().await.expect("push shutdown");
         }
         for (c, task) in simples {
             c.shutdown().await.expect("simple shutdown");
-            let _ = task.await;
+            task.await.expect("reader ends at shutdown");
         }
         producer.shutdown().await.expect("producer shutdown");
     })

@@ -129,8 +129,12 @@ impl SimpleConsumer {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future loses nothing: messages the broker popped for it
-    /// stay hidden until `invisible` has passed, then come back.
+    /// Dropping the future (e.g. the branch of a `tokio::select!` that did
+    /// not win) loses nothing: the messages the broker or proxy handed out
+    /// for it stay hidden until `invisible` has passed, then come back to
+    /// the group with their reconsume times raised by one; messages not
+    /// handed out yet stay where they are. Nothing is acked on its behalf.
+    /// To have them back sooner, receive with a short `invisible`.
     ///
     /// # Errors
     ///
@@ -194,7 +198,8 @@ impl SimpleConsumer {
     }
 
     /// Acks a received message (by the message or its handle): it will not
-    /// come back.
+    /// come back. An ack that has started when [`shutdown`](Self::shutdown)
+    /// is called finishes first (shutdown waits for it, at most 5 s).
     ///
     /// # Errors
     ///
@@ -202,6 +207,7 @@ impl SimpleConsumer {
     /// message came back already) or the call failed; [`Error::Shutdown`].
     pub async fn ack(&self, message: impl AsRef<ReceiptHandle>) -> rmq_error::Result<()> {
         unify(async {
+            let _running = self.engine.track();
             self.check_open()?;
             self.transport().ack(&[message.as_ref()]).await
         })
@@ -219,6 +225,7 @@ impl SimpleConsumer {
         messages: &[H],
     ) -> rmq_error::Result<()> {
         unify(async {
+            let _running = self.engine.track();
             self.check_open()?;
             if messages.is_empty() {
                 return Ok(());
@@ -243,6 +250,7 @@ impl SimpleConsumer {
         invisible: Duration,
     ) -> rmq_error::Result<ReceiptHandle> {
         unify(async {
+            let _running = self.engine.track();
             self.check_open()?;
             if invisible < MIN_INVISIBLE {
                 return Err(Error::InvalidArgument(format!(
@@ -282,8 +290,12 @@ impl SimpleConsumer {
     }
 
     /// Stops the consumer: receives in flight end with
-    /// [`Error::Shutdown`], the group is unregistered. Messages received
-    /// and not acked come back after their invisible time.
+    /// [`Error::Shutdown`] (what the broker popped for them comes back after
+    /// its invisible time), acks and invisible-time changes in flight
+    /// finish (waited for, at most 5 s), then the group is unregistered.
+    /// Later calls answer [`Error::Shutdown`]. Messages received and not
+    /// acked come back after their invisible time: to drain, stop
+    /// receiving, ack what you finished, then shut down.
     ///
     /// # Errors
     ///

@@ -9,6 +9,7 @@ use std::sync::MutexGuard;
 use futures::future::BoxFuture;
 use rmq_consumer_base::Subscription;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use crate::error::{Error, Result};
 use crate::simple::config::SimpleConsumerConfig;
@@ -34,6 +35,10 @@ pub(crate) trait SimpleEngine: Send + Sync + 'static {
 
     /// Cancelled when the consumer shuts down (receives in flight end).
     fn closing(&self) -> &CancellationToken;
+
+    /// Held by an ack or invisible-time change while it runs: shutdown
+    /// waits for those (bounded) before it closes the connections.
+    fn track(&self) -> TaskTrackerToken;
 
     /// Whether the consumer was shut down.
     fn is_shutdown(&self) -> bool;

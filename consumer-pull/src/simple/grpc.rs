@@ -26,7 +26,9 @@ use rmq_consumer_base::engine::grpc::{
 };
 use rmq_grpc::{Session, proto};
 use tokio_util::sync::CancellationToken;
-use tracing::info;
+use tokio_util::task::TaskTracker;
+use tokio_util::task::task_tracker::TaskTrackerToken;
+use tracing::{info, warn};
 
 use crate::error::{Error, Result};
 use crate::simple::config::SimpleConsumerConfig;
@@ -34,6 +36,10 @@ use crate::simple::engine::SimpleEngine;
 use crate::simple::message::{GrpcHandle, ReceiptHandle, ReceivedMessage};
 use crate::simple::subscriptions::Subscriptions;
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
+
+/// How long shutdown waits for the acks and invisible-time changes in
+/// flight.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 /// The gRPC state of a simple consumer.
 pub(crate) struct GrpcInner {
@@ -44,6 +50,8 @@ pub(crate) struct GrpcInner {
     queues: ReadableQueues,
     next_queue: AtomicUsize,
     cancel: CancellationToken,
+    /// The acks and changes in flight.
+    calls: TaskTracker,
 }
 
 /// Stops the gRPC session in the background when the last handle goes.
@@ -96,6 +104,7 @@ impl GrpcInner {
             queues: ReadableQueues::new(),
             next_queue: AtomicUsize::new(0),
             cancel: CancellationToken::new(),
+            calls: TaskTracker::new(),
         };
         Ok(Arc::new(GrpcGuard(Arc::new(inner))))
     }
@@ -167,9 +176,17 @@ impl GrpcInner {
         }))
     }
 
-    /// The consumer's own shutdown steps.
+    /// The consumer's own shutdown steps: receives in flight end, acks and
+    /// changes in flight finish (bounded), the session ends.
     async fn stop(&self) -> Result<()> {
         self.cancel.cancel();
+        self.calls.close();
+        if tokio::time::timeout(SHUTDOWN_WAIT, self.calls.wait())
+            .await
+            .is_err()
+        {
+            warn!(group = %self.group, "acks still running after {SHUTDOWN_WAIT:?}; shutting down anyway (their messages come back)");
+        }
         self.session.shutdown().await;
         info!(group = %self.group, "simple consumer shut down (gRPC)");
         Ok(())
@@ -249,6 +266,10 @@ impl SimpleEngine for GrpcGuard {
 
     fn closing(&self) -> &CancellationToken {
         &self.0.cancel
+    }
+
+    fn track(&self) -> TaskTrackerToken {
+        self.0.calls.token()
     }
 
     fn is_shutdown(&self) -> bool {

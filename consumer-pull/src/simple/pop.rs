@@ -20,6 +20,7 @@ use rmq_consumer_base::{
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::{ConsumeFromWhere, ConsumeType, ConsumerData, QueryAssignmentRequestBody};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::task_tracker::TaskTrackerToken;
 use tracing::{debug, info, warn};
 
 use crate::error::{Error, Result};
@@ -29,7 +30,8 @@ use crate::simple::message::{ReceiptHandle, ReceivedMessage};
 use crate::simple::subscriptions::Subscriptions;
 use crate::simple::transport::{ReceiveRequest, SimpleTransport};
 
-/// How long shutdown waits for the consumer's tasks.
+/// How long shutdown waits for the consumer's tasks and the acks and
+/// invisible-time changes in flight.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 /// State shared by the handles.
@@ -227,10 +229,13 @@ impl PopInner {
         Ok(ReceiptHandle::pop(renewed))
     }
 
-    /// The consumer's own shutdown steps.
+    /// The consumer's own shutdown steps: receives in flight end, acks and
+    /// changes in flight finish (bounded).
     async fn stop(&self) -> Result<()> {
         self.core.cancel().cancel();
-        self.core.close_and_wait(SHUTDOWN_WAIT).await;
+        if !self.core.close_and_wait(SHUTDOWN_WAIT).await {
+            warn!(group = %self.core.group(), "acks still running after {SHUTDOWN_WAIT:?}; shutting down anyway (their messages come back)");
+        }
         info!(group = %self.core.group(), "simple consumer shut down");
         Ok(())
     }
@@ -300,6 +305,10 @@ impl SimpleEngine for DropGuard<PopInner> {
 
     fn closing(&self) -> &CancellationToken {
         self.inner().core.cancel()
+    }
+
+    fn track(&self) -> TaskTrackerToken {
+        self.inner().core.tasks().token()
     }
 
     fn is_shutdown(&self) -> bool {

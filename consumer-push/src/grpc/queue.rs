@@ -156,7 +156,8 @@ impl Handle for Ack {
 }
 
 impl Settled for Ack {
-    fn settled(self, _acked: bool) {
+    fn settled(self, acked: bool) {
+        self.queue.metrics.acked(acked);
         self.queue.release(1, self.bytes);
     }
 }

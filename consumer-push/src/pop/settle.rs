@@ -35,7 +35,13 @@ pub(crate) struct Settler {
 /// Spawns the ack task; answers the settler feeding it.
 pub(crate) fn spawn(inner: &Arc<Inner>) -> Settler {
     let wire = Arc::new(inner.core.instance().clone());
-    let acker = PopAcker::spawn(wire, inner.core.group().to_owned(), inner.core.tasks());
+    let counts = inner.metrics.acks().clone();
+    let acker = PopAcker::spawn(
+        wire,
+        inner.core.group().to_owned(),
+        inner.core.tasks(),
+        Arc::new(move |ok, failed| counts.record(ok, failed)),
+    );
     Settler {
         inner: inner.clone(),
         acker,

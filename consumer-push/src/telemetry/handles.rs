@@ -15,10 +15,10 @@ use super::stats::{
     RECEIVED, SENT_BACK_FAILED, SENT_BACK_OK, TopicStats,
 };
 use super::{
-    BROKER, CONSUMED_MESSAGES, DESTINATION, DLQ_MESSAGES, FLOW_CONTROL_PAUSES, FLOW_REASONS, GROUP,
-    IN_FLIGHT_CALLS, LAG, OPERATION, OPERATION_DURATION, PROCESS_DURATION, PROCESS_QUEUE_BYTES,
-    PROCESS_QUEUE_MESSAGES, QUEUE_ID, REASON, REBALANCE_DURATION, REBALANCES, RECEIVED_MESSAGES,
-    RESULT, SENT_BACK_MESSAGES,
+    ACKED_MESSAGES, BROKER, CONSUMED_MESSAGES, DESTINATION, DLQ_MESSAGES, FLOW_CONTROL_PAUSES,
+    FLOW_REASONS, GROUP, IN_FLIGHT_CALLS, LAG, OPERATION, OPERATION_DURATION, PROCESS_DURATION,
+    PROCESS_QUEUE_BYTES, PROCESS_QUEUE_MESSAGES, QUEUE_ID, REASON, REBALANCE_DURATION, REBALANCES,
+    RECEIVED_MESSAGES, RESULT, SENT_BACK_MESSAGES,
 };
 
 /// Per-topic consume figures of the running info.
@@ -34,10 +34,62 @@ fn count(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
+/// The ack outcomes of a consumer in pop mode or over the proxy: the
+/// metric ([`ACKED_MESSAGES`]) and the running info's totals. Cheap to
+/// clone; clones count together.
+#[derive(Debug, Clone)]
+pub(crate) struct AckCounts {
+    ok: Counter,
+    failed: Counter,
+    /// Acks taken, acks failed.
+    totals: Arc<[AtomicU64; 2]>,
+}
+
+impl AckCounts {
+    fn new(group: &str) -> Self {
+        let g = || group.to_owned();
+        AckCounts {
+            ok: metrics::counter!(ACKED_MESSAGES, GROUP => g(), RESULT => "success"),
+            failed: metrics::counter!(ACKED_MESSAGES, GROUP => g(), RESULT => "failure"),
+            totals: Arc::default(),
+        }
+    }
+
+    /// Counts reporting nowhere.
+    #[cfg(test)]
+    fn noop() -> Self {
+        AckCounts {
+            ok: Counter::noop(),
+            failed: Counter::noop(),
+            totals: Arc::default(),
+        }
+    }
+
+    /// `ok` acks were taken, `failed` failed.
+    pub(crate) fn record(&self, ok: usize, failed: usize) {
+        let [taken, lost] = &*self.totals;
+        if ok > 0 {
+            self.ok.increment(count(ok));
+            taken.fetch_add(count(ok), Ordering::Relaxed);
+        }
+        if failed > 0 {
+            self.failed.increment(count(failed));
+            lost.fetch_add(count(failed), Ordering::Relaxed);
+        }
+    }
+
+    /// Acks taken and failed since the start.
+    fn totals(&self) -> (u64, u64) {
+        let [taken, lost] = &*self.totals;
+        (taken.load(Ordering::Relaxed), lost.load(Ordering::Relaxed))
+    }
+}
+
 /// The group-level handles and the topics' totals of one consumer.
 #[derive(Debug)]
 pub(crate) struct ConsumerMetrics {
     group: String,
+    acks: AckCounts,
     in_flight: Gauge,
     in_flight_now: AtomicI64,
     rebalances: Counter,
@@ -56,8 +108,14 @@ impl ConsumerMetrics {
             rebalances_total: AtomicU64::new(0),
             rebalance_duration: metrics::histogram!(REBALANCE_DURATION, GROUP => g.clone()),
             topics: Mutex::new(HashMap::new()),
+            acks: AckCounts::new(&g),
             group: g,
         }
+    }
+
+    /// The consumer's ack outcomes (pop mode, proxy).
+    pub(crate) fn acks(&self) -> &AckCounts {
+        &self.acks
     }
 
     fn topic(&self, topic: &str) -> Arc<TopicStats> {
@@ -92,6 +150,7 @@ impl ConsumerMetrics {
             lag: metrics::gauge!(LAG, GROUP => g(), DESTINATION => t(), BROKER => b(), QUEUE_ID => q()),
             broker_max_offset: AtomicI64::new(-1),
             stats: self.topic(&mq.topic),
+            acks: self.acks.clone(),
         }
     }
 
@@ -146,6 +205,7 @@ impl ConsumerMetrics {
             }
             table.push((topic, stats.status(now)));
         }
+        let (acked, ack_failures) = self.acks.totals();
         let props = [
             ("rmq.receivedMessages", sum[RECEIVED].to_string()),
             ("rmq.consumedOkMessages", sum[CONSUMED_OK].to_string()),
@@ -156,6 +216,8 @@ impl ConsumerMetrics {
             ("rmq.sentBackMessages", sum[SENT_BACK_OK].to_string()),
             ("rmq.sendBackFailures", sum[SENT_BACK_FAILED].to_string()),
             ("rmq.dlqMessages", sum[DLQ].to_string()),
+            ("rmq.ackedMessages", acked.to_string()),
+            ("rmq.ackFailures", ack_failures.to_string()),
             ("rmq.flowControlPauses", sum[FLOW_PAUSES].to_string()),
             (
                 "rmq.rebalances",
@@ -197,6 +259,7 @@ pub(crate) struct QueueMetrics {
     /// −1 before one.
     broker_max_offset: AtomicI64,
     stats: Arc<TopicStats>,
+    acks: AckCounts,
 }
 
 impl QueueMetrics {
@@ -219,6 +282,7 @@ impl QueueMetrics {
             lag: Gauge::noop(),
             broker_max_offset: AtomicI64::new(-1),
             stats: Arc::new(TopicStats::new(Instant::now())),
+            acks: AckCounts::noop(),
         }
     }
 
@@ -278,6 +342,15 @@ impl QueueMetrics {
         } else {
             self.sent_back_failed.increment(1);
             self.stats.add(SENT_BACK_FAILED, 1);
+        }
+    }
+
+    /// The ack of a consumed message was taken (`true`) or failed.
+    pub(crate) fn acked(&self, ok: bool) {
+        if ok {
+            self.acks.record(1, 0);
+        } else {
+            self.acks.record(0, 1);
         }
     }
 

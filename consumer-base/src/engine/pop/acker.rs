@@ -1,6 +1,7 @@
 //! [`PopAcker`]: one task that acks the popped messages its consumer hands
 //! it, taking whatever is queued at that moment as one batch (no added
-//! latency), with a few batches at the brokers at once.
+//! latency), with a few batches at the brokers at once, and reports how
+//! each batch went ([`AckReport`]).
 
 use std::sync::Arc;
 
@@ -21,6 +22,11 @@ const BATCH: usize = 256;
 /// Most batches at the brokers at once.
 const IN_FLIGHT: usize = 4;
 
+/// Told after each batch how many acks the brokers took and how many
+/// failed (those messages come back after their invisible time): the
+/// consumer's counters.
+pub type AckReport = Arc<dyn Fn(usize, usize) + Send + Sync>;
+
 /// Feeds the ack task; cheap to clone. The task acks what is queued and
 /// ends once the last clone is gone, so a shutdown acks every message
 /// consumed before it.
@@ -30,11 +36,17 @@ pub struct PopAcker {
 }
 
 impl PopAcker {
-    /// Spawns the ack task of `group` on `tasks`.
-    pub fn spawn<W: PopWire + 'static>(wire: Arc<W>, group: String, tasks: &TaskTracker) -> Self {
+    /// Spawns the ack task of `group` on `tasks`; `report` hears how each
+    /// batch went.
+    pub fn spawn<W: PopWire + 'static>(
+        wire: Arc<W>,
+        group: String,
+        tasks: &TaskTracker,
+        report: AckReport,
+    ) -> Self {
         let (tx, rx) = mpsc::channel(QUEUED);
         let span = info_span!(parent: None, "pop_acker", group = %group);
-        tasks.spawn(async move { drain(&*wire, &group, rx).await }.instrument(span));
+        tasks.spawn(async move { drain(&*wire, &group, rx, &*report).await }.instrument(span));
         PopAcker { tx }
     }
 
@@ -55,7 +67,12 @@ impl PopAcker {
 }
 
 /// Acks what comes until every sender is gone.
-async fn drain<W: PopWire>(wire: &W, group: &str, mut rx: mpsc::Receiver<Vec<PopHandle>>) {
+async fn drain<W: PopWire>(
+    wire: &W,
+    group: &str,
+    mut rx: mpsc::Receiver<Vec<PopHandle>>,
+    report: &(dyn Fn(usize, usize) + Send + Sync),
+) {
     let mut open = true;
     let mut running = FuturesUnordered::new();
     while open || !running.is_empty() {
@@ -68,7 +85,7 @@ async fn drain<W: PopWire>(wire: &W, group: &str, mut rx: mpsc::Receiver<Vec<Pop
                         let Ok(more) = rx.try_recv() else { break };
                         batch.extend(more);
                     }
-                    running.push(ack_batch(wire, group, batch));
+                    running.push(ack_batch(wire, group, batch, report));
                 }
                 None => open = false,
             },
@@ -77,9 +94,17 @@ async fn drain<W: PopWire>(wire: &W, group: &str, mut rx: mpsc::Receiver<Vec<Pop
     debug!("pop acker stopped");
 }
 
-async fn ack_batch<W: PopWire>(wire: &W, group: &str, batch: Vec<PopHandle>) {
+async fn ack_batch<W: PopWire>(
+    wire: &W,
+    group: &str,
+    batch: Vec<PopHandle>,
+    report: &(dyn Fn(usize, usize) + Send + Sync),
+) {
     let refs: Vec<&PopHandle> = batch.iter().collect();
+    let mut failed_count = 0;
     for failed in ack_all(wire, group, &refs).await {
         warn!(count = failed.count, error = %failed.error, "ack failed; the messages come back after their invisible time");
+        failed_count += failed.count;
     }
+    report(batch.len().saturating_sub(failed_count), failed_count);
 }

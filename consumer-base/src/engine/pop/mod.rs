@@ -34,7 +34,7 @@ mod wire;
 mod tests;
 
 pub use ack::{AckFailure, ack_all, batch_body};
-pub use acker::PopAcker;
+pub use acker::{AckReport, PopAcker};
 pub use brokers::readable_brokers;
 pub use error::PopCallError;
 pub use fetch::{FetchError, PopAnswer, PopCursor};

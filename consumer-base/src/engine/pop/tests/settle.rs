@@ -41,7 +41,12 @@ async fn acks_go_per_checkpoint_in_one_batch_or_one_by_one_without_batches() {
 async fn the_acker_batches_what_is_queued_and_drains_when_dropped() {
     let script = Arc::new(Script::default());
     let tasks = TaskTracker::new();
-    let acker = PopAcker::spawn(script.clone(), "G".into(), &tasks);
+    let reported = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = reported.clone();
+    let report: AckReport = Arc::new(move |ok, failed| {
+        seen.lock().expect("report lock").push((ok, failed));
+    });
+    let acker = PopAcker::spawn(script.clone(), "G".into(), &tasks, report);
     for o in [10, 11, 12] {
         assert!(
             acker
@@ -56,6 +61,11 @@ async fn the_acker_batches_what_is_queued_and_drains_when_dropped() {
     tasks.close();
     tasks.wait().await;
     assert_eq!(script.calls(), [Call::BatchAck(vec![(10, vec![0, 1, 2])])]);
+    assert_eq!(
+        *reported.lock().expect("report lock"),
+        [(3, 0)],
+        "one batch, every ack taken"
+    );
 }
 
 #[tokio::test(start_paused = true)]
