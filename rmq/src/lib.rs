@@ -197,3 +197,28 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guides' examples (`docs/`), compiled as doctests.
+#[cfg(doctest)]
+mod guide_doctests {
+    #[doc = include_str!("../../docs/production.md")]
+    pub struct Production;
+    #[doc = include_str!("../../docs/security.md")]
+    pub struct Security;
+    #[doc = include_str!("../../docs/grpc-proxy.md")]
+    pub struct GrpcProxy;
+    #[doc = include_str!("../../docs/transactions.md")]
+    pub struct Transactions;
+    #[doc = include_str!("../../docs/failover.md")]
+    pub struct Failover;
+    #[doc = include_str!("../../docs/testing.md")]
+    pub struct Testing;
+    #[doc = include_str!("../../docs/observability.md")]
+    pub struct Observability;
+    #[doc = include_str!("../../docs/performance.md")]
+    pub struct Performance;
+    #[doc = include_str!("../../docs/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../../docs/releases.md")]
+    pub struct Releases;
+}
