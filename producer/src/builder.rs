@@ -11,6 +11,7 @@ use crate::config::ProducerConfig;
 use crate::error::{Error, Result};
 use crate::fault::FaultTable;
 use crate::grpc::GrpcSender;
+use crate::health::Health;
 use crate::producer::{Backend, Inner, Producer};
 use crate::route::Routes;
 use crate::send::Sender;
@@ -144,6 +145,31 @@ impl ProducerBuilder {
         self
     }
 
+    /// Fail the start when no name server answers (default `true`, as the
+    /// consumers): [`start`](Self::start) asks the name servers for the
+    /// route of `TBW102` and, when none answers within the request timeout,
+    /// returns the client error `NameServerUnavailable` instead of a
+    /// producer whose every send would fail. With `false` the producer
+    /// starts anyway and reports
+    /// [`ProducerEvent::NameServerUnreachable`](crate::ProducerEvent::NameServerUnreachable)
+    /// (then `NameServerReachable` once one answers). Remoting only: a
+    /// producer of a proxy ([`endpoint`](Self::endpoint)) connects to the
+    /// proxy at start.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> rmq_error::Result<()> {
+    /// let producer = rmq_producer::Producer::builder()
+    ///     .group("orders-producer")
+    ///     .fail_fast(false) // start even while the name servers are down
+    ///     .start()
+    ///     .await?;
+    /// # drop(producer); Ok(()) }
+    /// ```
+    pub fn fail_fast(mut self, on: bool) -> Self {
+        self.config.fail_fast = on;
+        self
+    }
+
     /// RocketMQ message trace (Java `enableMsgTrace`, default off): after
     /// each send a `Pub` record (Java `SendMessageTraceHookImpl`) goes to
     /// the trace topic, written in batches by a background task through
@@ -209,11 +235,18 @@ impl ProducerBuilder {
             });
         }
         let (config, instance) = self.join_instance()?;
+        let unreachable = match probe_name_servers(&config, &instance).await {
+            Ok(unreachable) => unreachable,
+            Err(e) => {
+                instance.release().await;
+                return Err(e);
+            }
+        };
         if let Err(e) = instance.register_producer(&config.group).await {
             instance.release().await;
             return Err(e.into());
         }
-        Ok(Self::running(config, instance))
+        Ok(Self::running(config, instance, unreachable))
     }
 
     /// Whether the producer goes through a proxy ([`endpoint`](Self::endpoint)).
@@ -262,13 +295,20 @@ impl ProducerBuilder {
         Ok((self.config, instance))
     }
 
-    /// The producer of a group registered in `instance`.
-    pub(crate) fn running(config: ProducerConfig, instance: ClientInstance) -> Producer {
+    /// The producer of a group registered in `instance`; `unreachable`: no
+    /// name server answered at start (the failure, for the event).
+    pub(crate) fn running(
+        config: ProducerConfig,
+        instance: ClientInstance,
+        unreachable: Option<String>,
+    ) -> Producer {
         tracing::info!(group = %config.group, client_id = instance.client_id(), "producer started");
         let batcher = config.batching.map(crate::batching::Accumulator::new);
         let trace = crate::message_trace::start(&config, &instance);
+        let health = Health::started(Some(&instance), unreachable);
         let sender = Sender {
             trace,
+            health,
             config,
             instance,
             routes: Routes::default(),
@@ -278,6 +318,26 @@ impl ProducerBuilder {
         Producer {
             inner: Arc::new(Inner::new(Backend::Remoting(sender)).with_batcher(batcher)),
         }
+    }
+}
+
+/// Asks the name servers for the route of `TBW102` (any answer, even "no
+/// such topic", shows one is up). No answer: with fail-fast the client
+/// error, else `Ok(Some(failure))` for the producer's event.
+pub(crate) async fn probe_name_servers(
+    config: &ProducerConfig,
+    instance: &ClientInstance,
+) -> Result<Option<String>> {
+    match instance.route(crate::validate::AUTO_CREATE_TOPIC).await {
+        Err(e @ rmq_client_core::Error::NameServerUnavailable { .. }) => {
+            if config.fail_fast {
+                return Err(e.into());
+            }
+            let failure = rmq_protocol::ErrorChain(&e).to_string();
+            tracing::warn!(group = %config.group, error = %failure, "no name server answers; starting anyway (fail_fast(false))");
+            Ok(Some(failure))
+        }
+        _ => Ok(None),
     }
 }
 

@@ -28,6 +28,7 @@ pub struct ProducerConfig {
     pub(crate) max_message_size: usize,
     pub(crate) default_topic_queue_nums: i32,
     pub(crate) send_latency_fault_enable: bool,
+    pub(crate) fail_fast: bool,
     pub(crate) batching: Option<crate::Batching>,
     pub(crate) enable_trace: bool,
     pub(crate) trace_topic: Option<String>,
@@ -47,6 +48,7 @@ impl Default for ProducerConfig {
             max_message_size: 4 * 1024 * 1024,
             default_topic_queue_nums: 4,
             send_latency_fault_enable: true,
+            fail_fast: true,
             batching: None,
             enable_trace: false,
             trace_topic: None,
@@ -134,6 +136,12 @@ impl ProducerConfig {
     /// while (Java `sendLatencyFaultEnable`). Default: `true`.
     pub fn send_latency_fault_enable(&self) -> bool {
         self.send_latency_fault_enable
+    }
+
+    /// Whether [`start`](crate::ProducerBuilder::start) fails when no name
+    /// server answers (rmq's own, as the consumers'). Default: `true`.
+    pub fn fail_fast(&self) -> bool {
+        self.fail_fast
     }
 
     /// Checks every setting.

@@ -1,7 +1,7 @@
 //! [`ProducerState`] and [`ProducerEvent`]: what a producer says about
 //! itself (the same shape as the consumers' `state()` / `events()`).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::stream::{self, Stream, StreamExt};
@@ -48,6 +48,24 @@ pub enum ProducerEvent {
         /// The broker address.
         addr: String,
     },
+    /// No name server answered (at start with `fail_fast(false)`, or a
+    /// route lookup later): cached routes keep serving; new topics cannot
+    /// be looked up.
+    NameServerUnreachable {
+        /// The failure, with its cause chain.
+        error: String,
+    },
+    /// A name server answered again after
+    /// [`NameServerUnreachable`](Self::NameServerUnreachable).
+    NameServerReachable,
+    /// A send's topic has no route and the name server has no `TBW102`
+    /// to create it from (auto-creation off): its sends fail with
+    /// `RouteNotFound` until the topic is created. Reported once until a
+    /// route of the topic is found.
+    TopicNotFound {
+        /// The topic.
+        topic: String,
+    },
     /// The producer shut down.
     ShutDown,
 }
@@ -60,18 +78,29 @@ pub(crate) struct Health {
     events: broadcast::Sender<ProducerEvent>,
     /// Stops the broker-link forwarder.
     stop: CancellationToken,
+    /// Topics reported [`ProducerEvent::TopicNotFound`] and not found since.
+    missing: Mutex<BTreeSet<String>>,
 }
 
 impl Health {
-    /// A started producer: state running, event `Started`; with `instance`,
-    /// its broker-link events are forwarded (on the current runtime, if any).
-    pub(crate) fn started(instance: Option<&ClientInstance>) -> Arc<Health> {
+    /// A started producer: state running, event `Started` (after
+    /// `NameServerUnreachable` when `unreachable` holds the start's failure
+    /// to reach one); with `instance`, its broker-link and name-server
+    /// events are forwarded (on the current runtime, if any).
+    pub(crate) fn started(
+        instance: Option<&ClientInstance>,
+        unreachable: Option<String>,
+    ) -> Arc<Health> {
         let health = Arc::new(Health {
             state: watch::Sender::new(ProducerState::Running),
             backlog: Mutex::new(VecDeque::new()),
             events: broadcast::Sender::new(CHANNEL),
             stop: CancellationToken::new(),
+            missing: Mutex::new(BTreeSet::new()),
         });
+        if let Some(error) = unreachable {
+            health.emit(ProducerEvent::NameServerUnreachable { error });
+        }
         health.emit(ProducerEvent::Started);
         if let (Some(instance), Ok(rt)) = (instance, tokio::runtime::Handle::try_current()) {
             let mut links = instance.broker_links();
@@ -90,6 +119,10 @@ impl Health {
                         Ok(BrokerLink::Restored { addr }) => {
                             ProducerEvent::BrokerConnectionRestored { addr }
                         }
+                        Ok(BrokerLink::NameServerUnreachable { error }) => {
+                            ProducerEvent::NameServerUnreachable { error }
+                        }
+                        Ok(BrokerLink::NameServerReachable) => ProducerEvent::NameServerReachable,
                         Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
                         Err(broadcast::error::RecvError::Closed) => return,
                     };
@@ -122,6 +155,30 @@ impl Health {
         if changed {
             self.emit(ProducerEvent::ShutDown);
         }
+    }
+
+    /// A send found no route of `topic` and no `TBW102`: the event, once
+    /// until [`topic_found`](Self::topic_found).
+    pub(crate) fn topic_not_found(&self, topic: &str) {
+        let new = self
+            .missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(topic.to_owned());
+        if new {
+            self.emit(ProducerEvent::TopicNotFound {
+                topic: topic.to_owned(),
+            });
+        }
+    }
+
+    /// A route of `topic` was found (the name server's answer, not the
+    /// cache: called off the send's fast path).
+    pub(crate) fn topic_found(&self, topic: &str) {
+        self.missing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(topic);
     }
 
     fn emit(&self, event: ProducerEvent) {
@@ -161,7 +218,7 @@ mod tests {
 
     #[tokio::test]
     async fn started_then_shut_down_once() {
-        let h = Health::started(None);
+        let h = Health::started(None, None);
         let mut watch = h.watch_state();
         assert_eq!(h.state(), ProducerState::Running);
         h.shut_down();
@@ -172,5 +229,33 @@ mod tests {
         drop(h);
         let got: Vec<ProducerEvent> = events.collect().await;
         assert_eq!(got, [ProducerEvent::Started, ProducerEvent::ShutDown]);
+    }
+
+    #[tokio::test]
+    async fn a_missing_topic_is_reported_once_until_found() {
+        let h = Health::started(None, Some("no name server".into()));
+        h.topic_not_found("t");
+        h.topic_not_found("t");
+        h.topic_not_found("u");
+        h.topic_found("t");
+        h.topic_not_found("t");
+        h.shut_down();
+        let events = h.events();
+        drop(h);
+        let got: Vec<ProducerEvent> = events.collect().await;
+        let missing = |t: &str| ProducerEvent::TopicNotFound { topic: t.into() };
+        assert_eq!(
+            got,
+            [
+                ProducerEvent::NameServerUnreachable {
+                    error: "no name server".into()
+                },
+                ProducerEvent::Started,
+                missing("t"),
+                missing("u"),
+                missing("t"),
+                ProducerEvent::ShutDown
+            ]
+        );
     }
 }

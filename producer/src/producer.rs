@@ -86,10 +86,10 @@ impl Backend {
 
 impl Inner {
     pub(crate) fn new(backend: Backend) -> Self {
-        let health = Health::started(match &backend {
-            Backend::Remoting(sender) => Some(&sender.instance),
-            Backend::Grpc(_) => None,
-        });
+        let health = match &backend {
+            Backend::Remoting(sender) => sender.health.clone(),
+            Backend::Grpc(_) => Health::started(None, None),
+        };
         Inner {
             backend,
             shut_down: AtomicBool::new(false),
@@ -167,7 +167,8 @@ impl Producer {
     }
 
     /// The producer's events: the recent ones (up to 64: `Started`, broker
-    /// connections lost and restored), then every later one as it
+    /// connections lost and restored, name servers unreachable and
+    /// reachable again, topics not found), then every later one as it
     /// happens; a reader more than 256 events behind skips the oldest.
     /// Ends after [`ProducerEvent::ShutDown`] once every handle is gone.
     ///

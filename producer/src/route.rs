@@ -12,6 +12,7 @@ use rmq_protocol::MessageQueue;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::health::Health;
 use crate::validate::AUTO_CREATE_TOPIC;
 
 /// Where a topic's publish queues come from.
@@ -59,6 +60,7 @@ impl Routes {
         instance: &ClientInstance,
         topic: &str,
         default_queue_nums: i32,
+        health: &Health,
     ) -> Result<PublishQueues> {
         if let Some(route) = instance.cached_route(topic) {
             if !route.publish_queues().is_empty() {
@@ -70,7 +72,7 @@ impl Routes {
         }
         // Boxed: the name server lookup is rare, and inline it would make
         // every send's future kilobytes large.
-        Box::pin(self.look_up(instance, topic, default_queue_nums)).await
+        Box::pin(self.look_up(instance, topic, default_queue_nums, health)).await
     }
 
     /// [`publish_queues`](Self::publish_queues) when neither the cache nor a
@@ -80,6 +82,7 @@ impl Routes {
         instance: &ClientInstance,
         topic: &str,
         default_queue_nums: i32,
+        health: &Health,
     ) -> Result<PublishQueues> {
         let looked_up = match instance.cached_route(topic) {
             // Cached but without writable queues: ask again (Java: `!ok()`).
@@ -89,6 +92,7 @@ impl Routes {
         match looked_up {
             Ok(route) if !route.publish_queues().is_empty() => {
                 self.forget(topic);
+                health.topic_found(topic);
                 Ok(PublishQueues::Route(route))
             }
             Ok(_) => Err(Error::NoWritableQueue {
@@ -99,6 +103,7 @@ impl Routes {
                     Ok(t) => t,
                     // No TBW102 either (auto-create off): the topic is missing.
                     Err(rmq_client_core::Error::RouteNotFound { .. }) => {
+                        health.topic_not_found(topic);
                         return Err(rmq_client_core::Error::RouteNotFound {
                             topic: topic.to_owned(),
                         }

@@ -3,6 +3,7 @@
 //! await; every await is bounded by the send's deadline.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use futures::FutureExt;
@@ -14,6 +15,7 @@ use tokio::time::Instant;
 use crate::config::ProducerConfig;
 use crate::error::{Error, Result};
 use crate::fault::{FaultTable, select_queue};
+use crate::health::Health;
 use crate::prepare::Prepared;
 use crate::route::{PublishQueues, Routes};
 
@@ -28,6 +30,8 @@ pub(crate) struct Sender {
     pub(crate) counter: AtomicUsize,
     /// The message trace writer, when trace is on.
     pub(crate) trace: Option<rmq_client_core::trace::TraceDispatcher>,
+    /// The producer's state and events (shared with its handle).
+    pub(crate) health: Arc<Health>,
 }
 
 /// What a send loop did: attempts made and the outcome.
@@ -84,9 +88,12 @@ impl Sender {
         topic: &str,
         deadline: Instant,
     ) -> Result<PublishQueues> {
-        let lookup =
-            self.routes
-                .publish_queues(&self.instance, topic, self.config.default_topic_queue_nums);
+        let lookup = self.routes.publish_queues(
+            &self.instance,
+            topic,
+            self.config.default_topic_queue_nums,
+            &self.health,
+        );
         self.by_deadline(deadline, None, lookup).await
     }
 

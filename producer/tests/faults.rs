@@ -113,13 +113,16 @@ async fn retries_follow_the_java_rules_and_dead_brokers_fail_in_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_name_server_fails_fast_with_a_clear_error() {
     within(LONG_TEST_TIMEOUT, async {
-        // Port 1 on loopback: nothing listens.
+        // Port 1 on loopback: nothing listens. By default the start fails
+        // (`fail_fast`, tests-integration's producer_health.rs); without it
+        // the producer starts and its sends fail fast.
         let p = Producer::builder()
             .group(rmq_testkit::unique_name("pg"))
             .namesrv_addr("127.0.0.1:1")
+            .fail_fast(false)
             .start()
             .await
-            .expect("start needs no name server");
+            .expect("fail_fast(false): start needs no name server");
         let started = tokio::time::Instant::now();
         let e = p
             .send(Message::new("no_such_cluster_topic", "x"))

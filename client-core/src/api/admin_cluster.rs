@@ -49,6 +49,7 @@ impl ClientInstance {
             {
                 Ok(response) if accepted.contains(&response.response_code()) => {
                     self.inner.namesrv_index.store(index, Ordering::Relaxed);
+                    self.inner.links.name_server(None);
                     return Ok(response);
                 }
                 Ok(response) => {
@@ -62,10 +63,14 @@ impl ClientInstance {
                 }
             }
         }
-        Err(Error::NameServerUnavailable {
+        let e = Error::NameServerUnavailable {
             addrs: addrs.to_vec(),
             source: last_error.map(Box::new),
-        })
+        };
+        self.inner
+            .links
+            .name_server(Some(rmq_protocol::ErrorChain(&e).to_string()));
+        Err(e)
     }
 
     /// Sends `request` to the broker at `addr` and returns the answer when

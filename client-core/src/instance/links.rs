@@ -31,6 +31,17 @@ pub enum BrokerLink {
         /// The broker address.
         addr: String,
     },
+    /// No name server answered a request of this client (a route lookup,
+    /// on demand or by the periodic refresh every
+    /// `poll_name_server_interval`, 30 s by default). Cached routes keep
+    /// serving.
+    NameServerUnreachable {
+        /// The failure, with its cause chain.
+        error: String,
+    },
+    /// A name server answered again after
+    /// [`NameServerUnreachable`](Self::NameServerUnreachable).
+    NameServerReachable,
 }
 
 /// The addresses that answered and the lost ones.
@@ -38,6 +49,8 @@ pub enum BrokerLink {
 struct State {
     reached: BTreeSet<String>,
     lost: BTreeSet<String>,
+    /// No name server answered the last name-server request.
+    name_server_lost: bool,
 }
 
 /// The reachability of the broker addresses and the event channel.
@@ -100,6 +113,21 @@ impl Links {
         self.send(event.into_iter().collect());
     }
 
+    /// A name-server request failed on every name server (`Some(error)`)
+    /// or one answered (`None`): an event on a change.
+    pub(crate) fn name_server(&self, failure: Option<String>) {
+        let event = {
+            let mut st = self.state();
+            match failure {
+                Some(error) => (!std::mem::replace(&mut st.name_server_lost, true))
+                    .then_some(BrokerLink::NameServerUnreachable { error }),
+                None => std::mem::replace(&mut st.name_server_lost, false)
+                    .then_some(BrokerLink::NameServerReachable),
+            }
+        };
+        self.send(event.into_iter().collect());
+    }
+
     /// A heartbeat round goes to `targets`: an address that answered
     /// before and is not among them any more is lost (the name server
     /// dropped its broker).
@@ -133,6 +161,25 @@ impl Links {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_server_unreachable_then_reachable_once_each() {
+        let links = Links::default();
+        let mut rx = links.events.subscribe();
+        links.name_server(None);
+        links.name_server(Some("refused".into()));
+        links.name_server(Some("refused again".into()));
+        links.name_server(None);
+        links.name_server(None);
+        assert_eq!(
+            rx.try_recv().ok(),
+            Some(BrokerLink::NameServerUnreachable {
+                error: "refused".into()
+            })
+        );
+        assert_eq!(rx.try_recv().ok(), Some(BrokerLink::NameServerReachable));
+        assert!(rx.try_recv().is_err());
+    }
 
     #[test]
     fn lost_then_restored_once_each() {

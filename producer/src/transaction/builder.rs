@@ -191,6 +191,13 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
         }
         let (config, instance) = self.producer.join_instance()?;
         let group = config.group.clone();
+        let unreachable = match crate::builder::probe_name_servers(&config, &instance).await {
+            Ok(unreachable) => unreachable,
+            Err(e) => {
+                instance.release().await;
+                return Err(e);
+            }
+        };
         for topic in &self.topics {
             if let Err(e) = instance.route(topic).await {
                 instance.release().await;
@@ -208,7 +215,7 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
             instance.release().await;
             return Err(e.into());
         }
-        let producer = ProducerBuilder::running(config, instance);
+        let producer = ProducerBuilder::running(config, instance, unreachable);
         tracing::info!(%group, topics = ?self.topics, "transactional producer started");
         Ok(TransactionProducer::running(
             producer,
