@@ -12,6 +12,7 @@ pub(crate) use validate::no_namesrv;
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rmq_protocol::namespace::Namespace;
 use rmq_remoting::ClientOptions;
 
 use crate::auth::Credentials;
@@ -54,6 +55,7 @@ pub struct ClientConfig {
     instance_name: String,
     client_ip: String,
     unit_name: Option<String>,
+    namespace: Namespace,
     request_timeout: Duration,
     poll_name_server_interval: Duration,
     heartbeat_broker_interval: Duration,
@@ -72,6 +74,7 @@ impl fmt::Debug for ClientConfig {
             .field("instance_name", &self.instance_name)
             .field("client_ip", &self.client_ip)
             .field("unit_name", &self.unit_name)
+            .field("namespace", &self.namespace)
             .field("request_timeout", &self.request_timeout)
             .field("poll_name_server_interval", &self.poll_name_server_interval)
             .field("heartbeat_broker_interval", &self.heartbeat_broker_interval)
@@ -135,6 +138,12 @@ impl ClientConfig {
     /// Unit name (unitized deployments). Java `unitName`; default none.
     pub fn unit_name(&self) -> Option<&str> {
         self.unit_name.as_deref()
+    }
+
+    /// The namespace topic and group names are wrapped into
+    /// ([`ClientConfigBuilder::namespace`]); [`Namespace::none`] by default.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
     }
 
     /// Timeout of the miscellaneous broker and name-server calls (route,
@@ -370,6 +379,23 @@ mod tests {
                 .credentials("ak", "sk"),
         ] {
             assert!(matches!(b.build(), Err(Error::Config(_))));
+        }
+    }
+
+    #[test]
+    fn namespace_is_checked_and_kept() {
+        assert!(base().build().unwrap().namespace().is_none());
+        let c = base().namespace("prod").build().unwrap();
+        assert_eq!(c.namespace().as_str(), "prod");
+        assert_eq!(c.namespace().wrap("orders"), "prod%orders");
+        // Not part of the client id: clients of two namespaces may share
+        // an instance, as in Java.
+        assert!(!c.client_id().contains("prod"));
+        for bad in ["", "a%b", "a b"] {
+            assert!(matches!(
+                base().namespace(bad).build(),
+                Err(Error::Config(_))
+            ));
         }
     }
 

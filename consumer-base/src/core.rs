@@ -13,6 +13,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use rmq_client_core::{ClientConfig, ClientInstance, ConsumerHandle, now_ms};
 use rmq_offset_store::{OffsetStore, PersistMode};
+use rmq_protocol::namespace::Namespace;
 use rmq_protocol::{MessageQueue, names};
 use rmq_rebalance::RebalanceTrigger;
 use tokio_util::sync::CancellationToken;
@@ -30,6 +31,7 @@ use crate::options::GroupOptions;
 /// once [`close_and_wait`](Self::close_and_wait) returns no task is left.
 pub struct ConsumerCore {
     group: String,
+    namespace: Namespace,
     instance: ClientInstance,
     offset_store: Arc<dyn OffsetStore>,
     own_offset_store: bool,
@@ -92,8 +94,9 @@ impl ConsumerCore {
         if options.is_clustering() {
             client.change_instance_name_to_pid();
         }
+        let namespace = client.namespace().clone();
         let instance = ClientInstance::get_or_start(client)?;
-        let started = match Self::open(options, instance.clone(), &topics).await {
+        let started = match Self::open(options, instance.clone(), &topics, namespace).await {
             Ok(core) => build(core).await,
             Err(e) => Err(e),
         };
@@ -107,6 +110,7 @@ impl ConsumerCore {
         options: &GroupOptions,
         instance: ClientInstance,
         topics: &[String],
+        namespace: Namespace,
     ) -> Result<ConsumerCore, Error<K>> {
         let group = options.group().to_owned();
         let health = Arc::new(Health::new(options.rebalance_listener().cloned()));
@@ -152,6 +156,7 @@ impl ConsumerCore {
         Health::forward_broker_links(&health, &instance, cancel.clone());
         Ok(ConsumerCore {
             group,
+            namespace,
             instance,
             offset_store,
             own_offset_store: options.offset_store().is_some(),
@@ -172,6 +177,13 @@ impl ConsumerCore {
     /// The consumer group.
     pub fn group(&self) -> &str {
         &self.group
+    }
+
+    /// The namespace of the client configuration: the group and the
+    /// topics are in it on the brokers, and the messages leave it before
+    /// the application sees them.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
     }
 
     /// The client instance the consumer runs on.

@@ -74,6 +74,16 @@ impl Guarded for Inner {
 }
 
 impl Inner {
+    /// `mq` as a listener's context shows it: out of the namespace.
+    pub(crate) fn user_queue(&self, mq: &Arc<MessageQueue>) -> Arc<MessageQueue> {
+        let ns = self.core.namespace();
+        if ns.is_none() {
+            mq.clone()
+        } else {
+            Arc::new(ns.unwrap_queue(mq))
+        }
+    }
+
     pub(crate) fn model(&self) -> MessageModel {
         self.config.message_model()
     }

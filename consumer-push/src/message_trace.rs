@@ -41,7 +41,8 @@ pub(crate) fn before(inner: &Inner, msgs: &[MessageExt]) -> Option<CallTrace> {
     let trace = inner.trace.as_ref()?;
     let started = now_ms();
     let request_id = trace.new_id();
-    let group = inner.core.group();
+    // Out of the namespace, as Java's `ConsumeMessageTraceHookImpl`.
+    let group = inner.core.namespace().unwrap(inner.core.group());
     let mut region_id = NULL.to_owned();
     let mut beans = Vec::with_capacity(msgs.len());
     for m in msgs {
@@ -60,7 +61,7 @@ pub(crate) fn before(inner: &Inner, msgs: &[MessageExt]) -> Option<CallTrace> {
         trace.append(TraceRecord::SubBefore(SubBeforeRecord {
             timestamp: started,
             region_id: region_id.clone(),
-            group: group.to_owned(),
+            group: group.clone(),
             request_id: request_id.clone(),
             msg_id: m.msg_id.clone(),
             retry_times: m.reconsume_times,
@@ -96,7 +97,7 @@ pub(crate) fn after(inner: &Inner, call: Option<CallTrace>, (success, code): (bo
     let now = now_ms();
     let n = i64::try_from(call.beans.len()).unwrap_or(1).max(1);
     let cost_time = now.saturating_sub(call.started) / n;
-    let group = inner.core.group();
+    let group = inner.core.namespace().unwrap(inner.core.group());
     for (msg_id, keys) in call.beans {
         trace.append(TraceRecord::SubAfter(SubAfterRecord {
             request_id: call.request_id.clone(),
@@ -106,7 +107,7 @@ pub(crate) fn after(inner: &Inner, call: Option<CallTrace>, (success, code): (bo
             keys,
             context_code: code,
             timestamp: Some(now),
-            group: Some(group.to_owned()),
+            group: Some(group.clone()),
         }));
     }
 }

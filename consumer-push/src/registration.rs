@@ -136,6 +136,10 @@ impl Registered for Inner {
         Some(Box::pin(async move {
             let mut msg = msg;
             restore_retry_topic(&mut msg, &inner.retry_topic);
+            inner
+                .core
+                .namespace()
+                .unwrap_in_place(&mut msg.message.topic);
             let broker = broker_name.unwrap_or_else(|| msg.broker_name.clone());
             let mq = MessageQueue::new(msg.topic.clone(), broker, msg.queue_id);
             let started = Instant::now();

@@ -290,9 +290,15 @@ impl ProducerBuilder {
         }
         self.config.validate()?;
         let mut client = self.client.resolve()?;
+        let mut config = self.config;
+        if !client.namespace().is_none() {
+            config.enter_namespace(client.namespace());
+            // The wrapped group must be a valid group too.
+            config.validate()?;
+        }
         client.change_instance_name_to_pid();
         let instance = ClientInstance::get_or_start(client)?;
-        Ok((self.config, instance))
+        Ok((config, instance))
     }
 
     /// The producer of a group registered in `instance`; `unreachable`: no

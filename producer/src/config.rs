@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use rmq_protocol::message::{CompressionType, DEFAULT_COMPRESS_LEVEL, DEFAULT_COMPRESS_OVER};
+use rmq_protocol::namespace::Namespace;
 
 use crate::error::{Error, Result};
 use crate::validate;
@@ -32,6 +33,9 @@ pub struct ProducerConfig {
     pub(crate) batching: Option<crate::Batching>,
     pub(crate) enable_trace: bool,
     pub(crate) trace_topic: Option<String>,
+    /// The client configuration's namespace, over the brokers (set at
+    /// start; the group is then wrapped into it).
+    pub(crate) namespace: Namespace,
 }
 
 impl Default for ProducerConfig {
@@ -52,11 +56,28 @@ impl Default for ProducerConfig {
             batching: None,
             enable_trace: false,
             trace_topic: None,
+            namespace: Namespace::none(),
         }
     }
 }
 
 impl ProducerConfig {
+    /// The namespace the topics and the group are wrapped into over the
+    /// brokers (the client configuration's
+    /// [`namespace`](rmq_client_core::ClientConfigBuilder::namespace), set
+    /// when the producer starts); none by default and through a proxy,
+    /// which is told the namespace instead.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
+    }
+
+    /// Enters `namespace`: the group is wrapped into it (Java
+    /// `DefaultMQProducer.start`), and so is every topic sent to.
+    pub(crate) fn enter_namespace(&mut self, namespace: &Namespace) {
+        namespace.wrap_in_place(&mut self.group);
+        self.namespace = namespace.clone();
+    }
+
     /// Whether RocketMQ message trace is on (Java `enableMsgTrace`).
     pub fn enable_trace(&self) -> bool {
         self.enable_trace

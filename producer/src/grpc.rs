@@ -61,11 +61,12 @@ pub(crate) struct GrpcSender {
     born_host: String,
 }
 
-/// A [`GrpcConfig`] for the proxy at `endpoint` that signs with the client
-/// configuration's credentials and speaks TLS when it does (the consumers'
-/// twin is `rmq_consumer_base::grpc_config`).
+/// A [`GrpcConfig`] for the proxy at `endpoint` with the client
+/// configuration's namespace (sent as the resource namespace, as the Java
+/// gRPC client does), that signs with its credentials and speaks TLS when
+/// it does (the consumers' twin is `rmq_consumer_base::grpc_config`).
 fn grpc_config(endpoint: &str, client: &ClientConfig) -> rmq_grpc::Result<GrpcConfig> {
-    let mut grpc = GrpcConfig::new(endpoint)?;
+    let mut grpc = GrpcConfig::new(endpoint)?.with_namespace(client.namespace().as_str());
     if let Some(c) = client.credentials() {
         let mut creds = GrpcCredentials::new(c.access_key(), c.secret_key())?;
         if let Some(token) = c.security_token() {

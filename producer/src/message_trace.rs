@@ -68,8 +68,10 @@ fn pub_record(sender: &Sender, started: i64, msg: &Message, result: &SendResult)
     TraceRecord::Pub(PubRecord {
         timestamp: started,
         region_id: result.region_id.clone(),
-        group: sender.config.group.clone(),
-        topic: msg.topic.clone(),
+        // Trace records name the group and topic out of the namespace (Java
+        // `SendMessageTraceHookImpl`).
+        group: sender.config.namespace.unwrap(&sender.config.group),
+        topic: sender.config.namespace.unwrap(&msg.topic),
         msg_id: result.msg_id.clone(),
         tags: msg.tags().unwrap_or(NULL).to_owned(),
         keys: if keys.is_empty() {

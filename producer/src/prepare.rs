@@ -9,6 +9,7 @@ use bytes::Bytes;
 use rmq_client_core::{BrokerVersion, now_ms};
 use rmq_protocol::header::SendMessageRequestHeaderV2;
 use rmq_protocol::message::{encode_batch, encode_properties, is_reply, property, sys_flag};
+use rmq_protocol::namespace::Namespace;
 use rmq_protocol::{Message, MessageQueue, Properties};
 
 use crate::config::ProducerConfig;
@@ -87,6 +88,18 @@ pub(crate) fn stamp(msg: &mut Message) {
     }
 }
 
+/// Puts `msg` into the producer's `namespace` (Java: `DefaultMQProducer`
+/// wraps the topic of every send, `sendKernelImpl` sets `INSTANCE_ID`);
+/// nothing without a namespace. Wrapping twice changes nothing, so a
+/// message handed back and sent again stays right.
+pub(crate) fn enter_namespace(msg: &mut Message, namespace: &Namespace) {
+    if namespace.is_none() {
+        return;
+    }
+    namespace.wrap_in_place(&mut msg.topic);
+    msg.set_property(property::INSTANCE_ID, namespace.as_str());
+}
+
 /// Validates and stamps one message and builds what every attempt sends.
 /// `msg` keeps the added properties, so a failed send hands back a message
 /// whose resend keeps its id.
@@ -96,6 +109,7 @@ pub(crate) fn stamp(msg: &mut Message) {
 /// [`InvalidMessage`] from validation, or a protocol error when the
 /// properties string is too long or compression fails.
 pub(crate) fn prepare_message(msg: &mut Message, config: &ProducerConfig) -> Result<Prepared> {
+    enter_namespace(msg, &config.namespace);
     check_message(msg, config.max_message_size)?;
     stamp(msg);
 
@@ -161,6 +175,9 @@ fn checked_properties(props: &Properties) -> Result<String> {
 /// [`InvalidMessage`] for a batch that breaks the rules or encodes to more
 /// than `max_message_size` bytes.
 pub(crate) fn prepare_batch(msgs: &mut [Message], config: &ProducerConfig) -> Result<Prepared> {
+    for msg in msgs.iter_mut() {
+        enter_namespace(msg, &config.namespace);
+    }
     check_batch(msgs, config.max_message_size)?;
     msgs.iter_mut().for_each(stamp);
     let requires = msgs.iter().find_map(requirement);
@@ -251,6 +268,32 @@ mod tests {
             group: "g".into(),
             ..ProducerConfig::default()
         }
+    }
+
+    #[test]
+    fn namespaced_messages_are_wrapped_once() {
+        let config = ProducerConfig {
+            group: "ns%g".into(),
+            namespace: Namespace::new("ns"),
+            ..ProducerConfig::default()
+        };
+        let mut msg = Message::new("t", "hello");
+        let p = prepare_message(&mut msg, &config).unwrap();
+        assert_eq!(p.topic, "ns%t");
+        assert_eq!(msg.topic, "ns%t");
+        assert_eq!(msg.property(property::INSTANCE_ID), Some("ns"));
+        // Sent again (handed back after a failure): still wrapped once.
+        let p = prepare_message(&mut msg, &config).unwrap();
+        assert_eq!(p.topic, "ns%t");
+        let mut batch = vec![Message::new("t", "a"), Message::new("t", "b")];
+        let p = prepare_batch(&mut batch, &config).unwrap();
+        assert_eq!(p.topic, "ns%t");
+        assert!(batch.iter().all(|m| m.topic == "ns%t"));
+        // Without a namespace nothing changes.
+        let mut plain = Message::new("t", "x");
+        prepare_message(&mut plain, &ProducerConfig::default()).unwrap();
+        assert_eq!(plain.topic, "t");
+        assert_eq!(plain.property(property::INSTANCE_ID), None);
     }
 
     #[test]

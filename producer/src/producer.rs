@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rmq_client_core::ClientInstance;
+use rmq_client_core::{ClientInstance, SendResult};
 use rmq_protocol::MessageQueue;
+use rmq_protocol::namespace::Namespace;
 use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 
@@ -248,8 +249,19 @@ impl Producer {
             Backend::Grpc(g) => return g.publish_queues(topic).await,
         };
         let deadline = Instant::now() + self.config().send_timeout;
-        let publish = sender.publish_queues(topic, deadline).await?;
-        Ok(publish.queues().to_vec())
+        let ns = self.namespace();
+        let publish = sender.publish_queues(&ns.wrap(topic), deadline).await?;
+        Ok(publish
+            .queues()
+            .iter()
+            .map(|q| ns.unwrap_queue(q))
+            .collect())
+    }
+
+    /// The namespace names are wrapped into over the brokers (none
+    /// through a proxy).
+    pub(crate) fn namespace(&self) -> &Namespace {
+        &self.config().namespace
     }
 
     pub(crate) fn check_running(&self) -> Result<()> {
@@ -309,8 +321,50 @@ impl Producer {
     }
 }
 
-/// Wraps a failed outcome into [`Error::Send`] with the unsent message(s).
-fn hand_back<T>(outcome: Outcome<T>, unsent: Unsent) -> Result<T> {
+/// What a send hands back to the application, out of the producer's
+/// namespace (Java restores the topic of the message and of the send
+/// result's queue).
+pub(crate) trait LeaveNamespace {
+    /// Takes the names out of `namespace`.
+    fn leave_namespace(&mut self, namespace: &Namespace);
+}
+
+impl LeaveNamespace for () {
+    fn leave_namespace(&mut self, _: &Namespace) {}
+}
+
+impl LeaveNamespace for SendResult {
+    fn leave_namespace(&mut self, namespace: &Namespace) {
+        namespace.unwrap_in_place(&mut self.message_queue.topic);
+    }
+}
+
+impl LeaveNamespace for Unsent {
+    fn leave_namespace(&mut self, namespace: &Namespace) {
+        match self {
+            Unsent::Message(m) => namespace.unwrap_in_place(&mut m.topic),
+            Unsent::Batch(b) => {
+                for m in b {
+                    namespace.unwrap_in_place(&mut m.topic);
+                }
+            }
+        }
+    }
+}
+
+/// Wraps a failed outcome into [`Error::Send`] with the unsent message(s);
+/// the result and the unsent messages leave `namespace`.
+fn hand_back<T: LeaveNamespace>(
+    namespace: &Namespace,
+    mut outcome: Outcome<T>,
+    mut unsent: Unsent,
+) -> Result<T> {
+    if !namespace.is_none() {
+        if let Ok(r) = &mut outcome.result {
+            r.leave_namespace(namespace);
+        }
+        unsent.leave_namespace(namespace);
+    }
     outcome.result.map_err(|source| {
         let topic = match &unsent {
             Unsent::Message(m) => m.topic.clone(),

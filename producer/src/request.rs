@@ -142,6 +142,8 @@ impl Producer {
             }
         };
         let instance = &sender.instance;
+        // The route below is the namespaced topic's.
+        crate::prepare::enter_namespace(&mut msg, self.namespace());
         let id = correlation_id();
         msg.set_property(property::CORRELATION_ID, id.as_str());
         msg.set_property(property::REPLY_TO_CLIENT, instance.client_id());
@@ -174,7 +176,10 @@ impl Producer {
         match tokio::time::timeout_at(deadline, pending).await {
             Err(_) => Err(timed_out()),
             Ok(None) => Err(Error::Shutdown),
-            Ok(Some(reply)) => Ok(reply),
+            Ok(Some(mut reply)) => {
+                self.namespace().unwrap_in_place(&mut reply.message.topic);
+                Ok(reply)
+            }
         }
     }
 }

@@ -11,7 +11,7 @@
 //!   the broker's non-standard JSON ([`body`]);
 //! * [`MessageQueue`], ordered like Java's `MessageQueue.compareTo`;
 //! * the topic and group name rules, retry and dead-letter topics
-//!   ([`names`]).
+//!   ([`names`]), and their namespaces ([`namespace`]).
 //!
 //! This crate never performs I/O, spawns tasks or reads clocks: every value
 //! that depends on time is passed in by the caller.
@@ -26,6 +26,7 @@ mod error;
 pub mod header;
 pub mod message;
 pub mod names;
+pub mod namespace;
 pub mod pop;
 mod queue;
 mod time;

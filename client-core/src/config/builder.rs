@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmq_protocol::namespace::Namespace;
 use rmq_remoting::{ClientOptions, RpcHook};
 
 use super::validate::{default_client_ip, no_namesrv, split_addrs, validate};
@@ -20,6 +21,7 @@ pub struct ClientConfigBuilder {
     instance_name: Option<String>,
     client_ip: Option<String>,
     unit_name: Option<String>,
+    namespace: Option<String>,
     request_timeout: Option<Duration>,
     poll_name_server_interval: Option<Duration>,
     heartbeat_broker_interval: Option<Duration>,
@@ -37,6 +39,7 @@ impl fmt::Debug for ClientConfigBuilder {
             .field("namesrv_addrs", &self.namesrv_addrs)
             .field("instance_name", &self.instance_name)
             .field("client_ip", &self.client_ip)
+            .field("namespace", &self.namespace)
             .field("credentials", &self.credentials)
             .finish_non_exhaustive()
     }
@@ -82,6 +85,21 @@ impl ClientConfigBuilder {
     /// Unit name. Java `unitName`; default none.
     pub fn unit_name(mut self, unit: impl Into<String>) -> Self {
         self.unit_name = Some(unit.into());
+        self
+    }
+
+    /// The namespace of every topic and group name of the producers and
+    /// consumers built with this config (Java `ClientConfig.setNamespace`):
+    /// over the brokers, `orders` becomes `<namespace>%orders`, the group
+    /// `billing` `<namespace>%billing`, its retry and dead-letter topics
+    /// `%RETRY%<namespace>%billing` and `%DLQ%<namespace>%billing` (see
+    /// [`rmq_protocol::namespace`]); what the application sees (message
+    /// topics, queues, send results) is unwrapped again. Through a 5.x
+    /// proxy (`endpoint(..)`) the namespace is sent as the gRPC resource
+    /// namespace, as the Java gRPC client sends it. Letters, digits, `_`,
+    /// `-` and `|`; default: none.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
         self
     }
 
@@ -245,6 +263,11 @@ impl ClientConfigBuilder {
                 .unwrap_or_else(|| DEFAULT_INSTANCE_NAME.to_owned()),
             client_ip: self.client_ip.unwrap_or_else(default_client_ip),
             unit_name: self.unit_name,
+            namespace: self
+                .namespace
+                .as_deref()
+                .map(Namespace::new)
+                .unwrap_or_default(),
             request_timeout: self.request_timeout.unwrap_or(Duration::from_secs(3)),
             poll_name_server_interval: self
                 .poll_name_server_interval
@@ -261,6 +284,9 @@ impl ClientConfigBuilder {
             tls: self.tls,
             remoting,
         };
+        if let Some(ns) = &self.namespace {
+            rmq_protocol::namespace::check(ns).map_err(Error::Config)?;
+        }
         validate(&config)?;
         Ok(config)
     }

@@ -117,6 +117,12 @@ impl GroupOptions {
         self.offset_store.as_ref()
     }
 
+    /// Puts the group into `namespace` (Java `DefaultMQPushConsumer.start`
+    /// and its pull siblings): `<namespace>%<group>` from then on.
+    pub fn enter_namespace(&mut self, namespace: &rmq_protocol::namespace::Namespace) {
+        namespace.wrap_in_place(&mut self.group);
+    }
+
     /// Sets [`group`](Self::group).
     pub fn set_group(&mut self, group: String) {
         self.group = group;

@@ -22,6 +22,7 @@ impl LitePullConsumer {
     pub async fn committed(&self, queue: &MessageQueue) -> rmq_error::Result<Option<i64>> {
         unify(async {
             let inner = self.running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             Ok(inner
                 .core
                 .offset_store()
@@ -120,7 +121,9 @@ impl LitePullConsumer {
                 .commit_marked(|buffer| {
                     let mut positions: Vec<(MessageQueue, i64)> = Vec::new();
                     for msg in msgs {
-                        let mq = queue_of(msg);
+                        let mut mq = queue_of(msg);
+                        // The message's topic left the namespace.
+                        inner.core.namespace().wrap_in_place(&mut mq.topic);
                         match inner::marked(&mq, buffer.mark(&mq, msg.queue_offset)) {
                             Ok(Some(p)) => match positions.iter_mut().find(|(q, _)| *q == p.0) {
                                 Some(slot) => slot.1 = p.1,
@@ -156,7 +159,11 @@ impl LitePullConsumer {
     ) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.running()?;
-            let offsets: Vec<(MessageQueue, i64)> = offsets.into_iter().collect();
+            let ns = inner.core.namespace();
+            let offsets: Vec<(MessageQueue, i64)> = offsets
+                .into_iter()
+                .map(|(q, o)| (ns.wrap_queue(&q), o))
+                .collect();
             inner
                 .commit_marked(|buffer| {
                     if let Some((mq, _)) = offsets.iter().find(|(mq, _)| !buffer.contains(mq)) {

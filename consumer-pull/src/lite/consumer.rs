@@ -116,6 +116,8 @@ impl LitePullConsumer {
     ) -> rmq_error::Result<()> {
         unify(async {
         let inner = self.running()?;
+        let wrapped = inner.core.namespace().wrap(topic);
+        let topic = wrapped.as_str();
         let sub = Subscription::new(topic, expression);
         sub.check().map_err(Error::Config)?;
         {
@@ -144,6 +146,8 @@ impl LitePullConsumer {
     pub async fn unsubscribe(&self, topic: &str) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.running()?;
+            let wrapped = inner.core.namespace().wrap(topic);
+            let topic = wrapped.as_str();
             let _ops = inner.ops.lock().await;
             let queues: Vec<MessageQueue> = {
                 let mut st = inner.state();
@@ -179,7 +183,9 @@ impl LitePullConsumer {
     ) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.running()?;
-            let mut queues: Vec<MessageQueue> = queues.into_iter().collect();
+            let ns = inner.core.namespace();
+            let mut queues: Vec<MessageQueue> =
+                queues.into_iter().map(|q| ns.wrap_queue(&q)).collect();
             if queues.is_empty() {
                 return Err(Error::InvalidArgument(
                     "assign needs at least one queue".into(),
@@ -195,7 +201,13 @@ impl LitePullConsumer {
 
     /// The queues this consumer reads now, sorted.
     pub fn assignment(&self) -> Vec<MessageQueue> {
-        self.inner().state().buffer.queues()
+        let inner = self.inner();
+        let ns = inner.core.namespace();
+        let queues = inner.state().buffer.queues();
+        if ns.is_none() {
+            return queues;
+        }
+        queues.iter().map(|q| ns.unwrap_queue(q)).collect()
     }
 
     /// Asks for a rebalance now (it runs at most once a second).
@@ -274,6 +286,7 @@ impl LitePullConsumer {
     pub async fn seek(&self, queue: &MessageQueue, offset: i64) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             assignment::seek(inner, queue, |_, _| Ok(offset)).await
         })
         .await
@@ -287,6 +300,7 @@ impl LitePullConsumer {
     pub async fn seek_to_begin(&self, queue: &MessageQueue) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             assignment::seek(inner, queue, |min, _| Ok(min)).await
         })
         .await
@@ -301,6 +315,7 @@ impl LitePullConsumer {
     pub async fn seek_to_end(&self, queue: &MessageQueue) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             assignment::seek(inner, queue, |_, max| Ok(max)).await
         })
         .await
@@ -329,14 +344,16 @@ impl LitePullConsumer {
 
     fn set_paused(&self, queues: &[MessageQueue], paused: bool) -> Result<()> {
         let inner = self.running()?;
+        let ns = inner.core.namespace();
+        let queues: Vec<MessageQueue> = queues.iter().map(|q| ns.wrap_queue(q)).collect();
         {
             let mut st = inner.state();
             if let Some(missing) = queues.iter().find(|mq| !st.buffer.contains(mq)) {
                 return Err(Error::NotAssigned {
-                    queue: missing.clone(),
+                    queue: ns.unwrap_queue(missing),
                 });
             }
-            for mq in queues {
+            for mq in &queues {
                 st.buffer.set_paused(mq, paused);
             }
         }
@@ -348,7 +365,9 @@ impl LitePullConsumer {
 
     /// Whether `queue` is paused; `None` when it is not assigned.
     pub fn is_paused(&self, queue: &MessageQueue) -> Option<bool> {
-        self.inner().state().buffer.is_paused(queue)
+        let inner = self.inner();
+        let queue = inner.core.namespace().wrap_queue(queue);
+        inner.state().buffer.is_paused(&queue)
     }
 
     /// What the buffer holds now (per queue and in total) and the most it

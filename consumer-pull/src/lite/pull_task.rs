@@ -235,6 +235,7 @@ impl PullTask {
                 lite: false,
             },
             retry_topic: None,
+            namespace: inner.core.namespace(),
             timeout: None,
             gate: Some(&inner.heartbeat),
         };

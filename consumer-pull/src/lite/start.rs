@@ -18,13 +18,25 @@ use crate::lite::inner::{Inner, Mode};
 /// instance, offset store, routes, registration; then the first
 /// rebalance (subscribe) or the assigned queues, and the loops.
 pub(crate) async fn start<H>(
-    config: LitePullConsumerConfig,
+    mut config: LitePullConsumerConfig,
     client: ClientConfig,
     handle: impl FnOnce(Arc<Inner>) -> H + Send,
 ) -> Result<H>
 where
     H: Send,
 {
+    // Java `DefaultLitePullConsumer`: the group, the subscribed topics and
+    // the assigned queues are in the namespace on the brokers.
+    let ns = client.namespace();
+    if !ns.is_none() {
+        config.options.enter_namespace(ns);
+        for sub in &mut config.subscriptions {
+            ns.wrap_in_place(&mut sub.topic);
+        }
+        for mq in &mut config.assigned {
+            ns.wrap_in_place(&mut mq.topic);
+        }
+    }
     let mut topics: Vec<String> = config
         .subscriptions
         .iter()

@@ -114,8 +114,13 @@ impl PullConsumer {
     ) -> rmq_error::Result<Vec<MessageQueue>> {
         unify(async {
             let inner = self.check_running()?;
-            let route = inner.core.instance().refresh_route(topic).await?;
-            let mut queues = route.subscribe_queues().to_vec();
+            let ns = inner.core.namespace();
+            let route = inner.core.instance().refresh_route(&ns.wrap(topic)).await?;
+            let mut queues: Vec<MessageQueue> = route
+                .subscribe_queues()
+                .iter()
+                .map(|q| ns.unwrap_queue(q))
+                .collect();
             queues.sort();
             Ok(queues)
         })
@@ -208,6 +213,7 @@ impl PullConsumer {
     pub async fn min_offset(&self, queue: &MessageQueue) -> rmq_error::Result<i64> {
         unify(async {
             let inner = self.check_running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             offsets::min_offset(inner.core.instance(), queue).await
         })
         .await
@@ -222,6 +228,7 @@ impl PullConsumer {
     pub async fn max_offset(&self, queue: &MessageQueue) -> rmq_error::Result<i64> {
         unify(async {
             let inner = self.check_running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             offsets::max_offset(inner.core.instance(), queue).await
         })
         .await
@@ -240,6 +247,7 @@ impl PullConsumer {
     ) -> rmq_error::Result<i64> {
         unify(async {
             let inner = self.check_running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             offsets::search_offset(
                 inner.core.instance(),
                 queue,
@@ -265,6 +273,7 @@ impl PullConsumer {
     ) -> rmq_error::Result<Option<i64>> {
         unify(async {
             let inner = self.check_running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             inner.ensure_heartbeat_for(queue).await;
             let read = if from_store {
                 ReadOffsetType::ReadFromStore
@@ -296,6 +305,7 @@ impl PullConsumer {
                     "offset {offset} is negative"
                 )));
             }
+            let queue = &inner.core.namespace().wrap_queue(queue);
             inner
                 .core
                 .offset_store()
@@ -313,6 +323,7 @@ impl PullConsumer {
     pub async fn persist(&self, queue: &MessageQueue) -> rmq_error::Result<()> {
         unify(async {
             let inner = self.check_running()?;
+            let queue = &inner.core.namespace().wrap_queue(queue);
             inner.ensure_heartbeat_for(queue).await;
             Ok(inner
                 .core

@@ -69,9 +69,18 @@ impl Inner {
     /// Starts the consumer: client instance, offset store, routes of the
     /// registered topics, registration, persist loop.
     pub(crate) async fn start(
-        config: PullConsumerConfig,
+        mut config: PullConsumerConfig,
         client: ClientConfig,
     ) -> Result<PullConsumer> {
+        // Java `DefaultMQPullConsumer`: the group and the registered topics
+        // are in the namespace on the brokers.
+        let ns = client.namespace();
+        if !ns.is_none() {
+            config.options.enter_namespace(ns);
+            for topic in &mut config.register_topics {
+                ns.wrap_in_place(topic);
+            }
+        }
         let topics = config.register_topics.clone();
         let options = config.options.clone();
         ConsumerCore::start(&options, client, topics, |core| async move {
@@ -109,6 +118,7 @@ impl Inner {
         expression: Expression,
         pull: Pull,
     ) -> Result<PullResult> {
+        let queue = &self.core.namespace().wrap_queue(queue);
         if pull.offset < 0 {
             return Err(Error::InvalidArgument(format!(
                 "offset {} is negative",
@@ -141,6 +151,7 @@ impl Inner {
                 lite: false,
             },
             retry_topic: None,
+            namespace: self.core.namespace(),
             timeout: Some(pull.call_timeout),
             gate: Some(&self.heartbeat),
         };
@@ -165,7 +176,10 @@ impl Inner {
     /// store host when it names no broker).
     pub(crate) async fn send_back(&self, msg: &MessageExt, delay_level: i32) -> Result<()> {
         let instance = self.core.instance();
-        let queue = MessageQueue::new(msg.topic.clone(), msg.broker_name.clone(), msg.queue_id);
+        // The message's topic left the namespace; the broker names it as
+        // stored (Java wraps it again).
+        let topic = self.core.namespace().wrap(&msg.topic);
+        let queue = MessageQueue::new(topic.clone(), msg.broker_name.clone(), msg.queue_id);
         let addr = if msg.broker_name.is_empty() {
             msg.store_host.to_string()
         } else {
@@ -177,7 +191,7 @@ impl Inner {
             group: self.core.group().to_owned(),
             delay_level,
             origin_msg_id: Some(msg.msg_id.clone()),
-            origin_topic: Some(msg.topic.clone()),
+            origin_topic: Some(topic),
             unit_mode: Some(false),
             max_reconsume_times: Some(self.config.max_reconsume_times),
             broker_name: (!msg.broker_name.is_empty()).then(|| msg.broker_name.clone()),

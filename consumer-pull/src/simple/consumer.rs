@@ -117,6 +117,7 @@ impl SimpleConsumer {
 
     /// Stops receiving from `topic`.
     pub fn unsubscribe(&self, topic: &str) {
+        let topic = self.engine.namespace().wrap(topic);
         self.subs().retain(|s| s.topic != topic);
     }
 

@@ -8,12 +8,15 @@ use std::sync::MutexGuard;
 
 use futures::future::BoxFuture;
 use rmq_consumer_base::Subscription;
+use rmq_protocol::namespace::Namespace;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 
 use crate::error::{Error, Result};
 use crate::simple::config::SimpleConsumerConfig;
 use crate::simple::transport::SimpleTransport;
+
+static NO_NAMESPACE: Namespace = Namespace::none();
 
 /// A started simple consumer, as its handles see it. Dropping the last
 /// reference stops it in the background.
@@ -30,8 +33,14 @@ pub(crate) trait SimpleEngine: Send + Sync + 'static {
     /// This client's id in the group.
     fn client_id(&self) -> &str;
 
-    /// The subscriptions.
+    /// The subscriptions (their topics in the [`namespace`](Self::namespace)).
     fn subs(&self) -> MutexGuard<'_, Vec<Subscription>>;
+
+    /// The namespace the topics and the group are wrapped into on the
+    /// brokers; none through a proxy, which is told it instead.
+    fn namespace(&self) -> &Namespace {
+        &NO_NAMESPACE
+    }
 
     /// Cancelled when the consumer shuts down (receives in flight end).
     fn closing(&self) -> &CancellationToken;

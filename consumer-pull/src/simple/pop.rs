@@ -19,6 +19,7 @@ use rmq_consumer_base::{
 };
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::{ConsumeFromWhere, ConsumeType, ConsumerData, QueryAssignmentRequestBody};
+use rmq_protocol::namespace::Namespace;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use tracing::{debug, info, warn};
@@ -78,9 +79,17 @@ impl PopInner {
     /// topics pop; answers its engine (stopped when the last reference
     /// goes).
     pub(crate) async fn start(
-        config: SimpleConsumerConfig,
+        mut config: SimpleConsumerConfig,
         client: ClientConfig,
     ) -> Result<Arc<dyn SimpleEngine>> {
+        // The group and the topics are in the namespace on the brokers.
+        let ns = client.namespace();
+        if !ns.is_none() {
+            config.options.enter_namespace(ns);
+            for sub in &mut config.subscriptions {
+                ns.wrap_in_place(&mut sub.topic);
+            }
+        }
         let topics = config
             .subscriptions
             .iter()
@@ -114,7 +123,8 @@ impl PopInner {
     }
 
     /// Adds or replaces a subscription; checks the topic's brokers pop.
-    async fn subscribe(&self, sub: Subscription) -> Result<()> {
+    async fn subscribe(&self, mut sub: Subscription) -> Result<()> {
+        self.core.namespace().wrap_in_place(&mut sub.topic);
         let topic = self.subscriptions.add(sub)?;
         if let Err(e) = self.core.instance().route(&topic).await {
             warn!(group = self.core.group(), topic, error = %rmq_protocol::ErrorChain(&e), "no route for a topic yet");
@@ -193,6 +203,7 @@ impl PopInner {
             init_mode: InitMode::Max,
             order: false,
             dlq_after: Some(self.config.max_reconsume_times),
+            namespace: self.core.namespace(),
         };
         let answer = PopCursor::new()
             .fetch(instance, &query)
@@ -301,6 +312,10 @@ impl SimpleEngine for DropGuard<PopInner> {
 
     fn subs(&self) -> MutexGuard<'_, Vec<Subscription>> {
         self.inner().subscriptions.lock()
+    }
+
+    fn namespace(&self) -> &Namespace {
+        self.inner().core.namespace()
     }
 
     fn closing(&self) -> &CancellationToken {

@@ -25,11 +25,22 @@ use crate::telemetry::ConsumerMetrics;
 
 /// The start sequence (Java `DefaultMQPushConsumerImpl.start`).
 pub(crate) async fn start(
-    config: PushConsumerConfig,
+    mut config: PushConsumerConfig,
     client: ClientConfig,
     listener: Listener,
 ) -> Result<Arc<DropGuard<Inner>>> {
     config.validate_detailed()?;
+    let ns = client.namespace();
+    if !ns.is_none() {
+        // Java `DefaultMQPushConsumer.start` and `subscribe`: the group and
+        // the topics are in the namespace on the brokers, and so the retry
+        // topic is `%RETRY%<namespace>%<group>`.
+        config.options.enter_namespace(ns);
+        for sub in &mut config.subscriptions {
+            ns.wrap_in_place(&mut sub.topic);
+        }
+        config.validate_detailed()?;
+    }
     let retry = retry_topic(config.group());
     let clustering = config.message_model() == MessageModel::Clustering;
     let mut topics: Vec<String> = config

@@ -119,7 +119,8 @@ impl OrderlyPop {
                 () = inner.stop_consume.cancelled() => return Outcome::Stopped,
             };
             rmq_consumer_base::mark_consume_start(&mut msgs);
-            let mut ctx = OrderlyContext::new(queue.clone(), cfg.suspend_current_queue_time);
+            let shown = inner.core.namespace().unwrap_queue(&queue);
+            let mut ctx = OrderlyContext::new(shown, cfg.suspend_current_queue_time);
             inner.metrics.call_started();
             let span = telemetry::process_span(inner.core.group(), &queue, &msgs);
             let call = call_orderly(inner, &*self.listener, &queue, &msgs, &mut ctx)

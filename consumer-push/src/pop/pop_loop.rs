@@ -162,6 +162,7 @@ impl PopLoop {
             order: orderly,
             // Orderly: checked after a failed call (Java `checkReconsumeTimes`).
             dlq_after: (!orderly).then(|| cfg.effective_max_reconsume_times()),
+            namespace: inner.core.namespace(),
         };
         let delays = PopDelays {
             interval: cfg.pull_interval,

@@ -202,7 +202,7 @@ impl Settler {
                 permit
             }
         };
-        let mut ctx = ConsumeContext::shared(queue);
+        let mut ctx = ConsumeContext::shared(inner.user_queue(&queue));
         let started = tokio::time::Instant::now();
         let result = call_listener(inner, msgs, &mut ctx, started).await;
         let first_failed = first_failed(result, ctx.ack_index(), msgs.len());

@@ -189,6 +189,7 @@ impl PullLoop {
                 lite: false,
             },
             retry_topic: Some(&self.inner.retry_topic),
+            namespace: self.inner.core.namespace(),
             timeout: None,
             gate: None,
         };

@@ -45,13 +45,19 @@ async fn send_back_call(
             msg.store_host.to_string()
         }
     };
-    let header = send_back_header(
+    let mut header = send_back_header(
         msg,
         inner.core.group(),
         delay_level,
         inner.config.effective_max_reconsume_times(),
         &mq.broker_name,
     );
+    // The message's topic left the namespace for the listener; the broker
+    // names it as stored (Java wraps it again before the send-back).
+    let ns = inner.core.namespace();
+    if !ns.is_none() {
+        header.origin_topic = header.origin_topic.map(|t| ns.wrap(&t));
+    }
     match instance.consumer_send_back(&addr, header).await {
         Ok(()) => {
             debug!(queue = %mq, offset = msg.queue_offset, reconsume_times = msg.reconsume_times, "sent back");

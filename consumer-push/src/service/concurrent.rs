@@ -212,7 +212,7 @@ async fn consume_batch<'a>(
         return (Settled::Done, Some(permit), None);
     }
     inner.metrics.call_started();
-    let mut ctx = ConsumeContext::shared(shared_mq.clone());
+    let mut ctx = ConsumeContext::shared(inner.user_queue(shared_mq));
     let span = telemetry::process_span(inner.core.group(), mq, msgs);
     let result = call_listener(inner, msgs, &mut ctx, started)
         .instrument(span.clone())

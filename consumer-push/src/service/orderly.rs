@@ -253,7 +253,8 @@ impl OrderlyLoop {
     async fn consume(&self, mut msgs: Vec<MessageExt>) -> Round {
         rmq_consumer_base::mark_consume_start(&mut msgs);
         let cfg = &self.inner.config;
-        let mut ctx = OrderlyContext::new(self.mq.clone(), cfg.suspend_current_queue_time);
+        let queue = self.inner.core.namespace().unwrap_queue(&self.mq);
+        let mut ctx = OrderlyContext::new(queue, cfg.suspend_current_queue_time);
         let started = Instant::now();
         self.pq.begin_consume(started);
         self.inner.metrics.call_started();

@@ -21,14 +21,21 @@ impl Producer {
         mut msg: Message,
         acc: &Arc<Accumulator>,
     ) -> Result<SendResult> {
+        // Wrapped before it joins a batch: batches are keyed by topic.
+        crate::prepare::enter_namespace(&mut msg, self.namespace());
         if let Err(e) = crate::validate::check_message(&msg, self.config().max_message_size) {
-            return hand_back(Outcome::failed(e.into()), Unsent::Message(Box::new(msg)));
+            return hand_back(
+                self.namespace(),
+                Outcome::failed(e.into()),
+                Unsent::Message(Box::new(msg)),
+            );
         }
         stamp(&mut msg);
         // Batched sends have no span of their own: the caller's is the parent.
         crate::telemetry::propagate(&tracing::Span::current(), std::slice::from_mut(&mut msg));
         let Some(permit) = acc.room(msg.body.len()).await else {
             return hand_back(
+                self.namespace(),
                 Outcome::failed(Error::Shutdown),
                 Unsent::Message(Box::new(msg)),
             );
@@ -46,6 +53,7 @@ impl Producer {
             Ok(added) => added,
             Err(entry) => {
                 return hand_back(
+                    self.namespace(),
                     Outcome::failed(Error::Shutdown),
                     Unsent::Message(Box::new(entry.msg)),
                 );
@@ -69,9 +77,11 @@ impl Producer {
         }
         drop(adding);
         match answer.await {
-            Ok((result, attempts, msg)) => {
-                hand_back(Outcome { attempts, result }, Unsent::Message(Box::new(msg)))
-            }
+            Ok((result, attempts, msg)) => hand_back(
+                self.namespace(),
+                Outcome { attempts, result },
+                Unsent::Message(Box::new(msg)),
+            ),
             // The flush task ended without answering (the runtime shut down).
             Err(_) => Err(Error::Send {
                 topic,
@@ -188,6 +198,6 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        hand_back(outcome, Unsent::Batch(msgs)).map_err(Into::into)
+        hand_back(self.namespace(), outcome, Unsent::Batch(msgs)).map_err(Into::into)
     }
 }

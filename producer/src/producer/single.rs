@@ -91,8 +91,9 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        self.namespace().unwrap_in_place(&mut msg.topic);
         crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg)))
+        hand_back(self.namespace(), outcome, Unsent::Message(Box::new(msg)))
     }
 
     /// Sends one message without waiting for the broker's answer (Java
@@ -128,7 +129,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
+        hand_back(self.namespace(), outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
     /// Sends one message to `queue` (Java `send(msg, mq)`): one attempt, no
@@ -162,7 +163,8 @@ impl Producer {
                         Err(e) => Outcome::failed(e),
                         Ok(prepared) => {
                             let deadline = Instant::now() + self.config().send_timeout;
-                            Outcome::once(sender.send_once(&prepared, queue, deadline).await)
+                            let queue = self.namespace().wrap_queue(queue);
+                            Outcome::once(sender.send_once(&prepared, &queue, deadline).await)
                         }
                     },
                 },
@@ -171,8 +173,9 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        self.namespace().unwrap_in_place(&mut msg.topic);
         crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
+        hand_back(self.namespace(), outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
     /// Sends one message to the queue `select` picks from the topic's
@@ -222,7 +225,18 @@ impl Producer {
                                 Err(e) => Outcome::failed(e),
                                 Ok(publish) => {
                                     let queues = publish.queues();
-                                    let index = select(queues, &msg);
+                                    // The selector sees the queues (and the
+                                    // message) out of the namespace.
+                                    let ns = self.namespace();
+                                    let index = if ns.is_none() {
+                                        select(queues, &msg)
+                                    } else {
+                                        let mut user = msg.clone();
+                                        ns.unwrap_in_place(&mut user.topic);
+                                        let shown: Vec<MessageQueue> =
+                                            queues.iter().map(|q| ns.unwrap_queue(q)).collect();
+                                        select(&shown, &user)
+                                    };
                                     match queues.get(index) {
                                         None => Outcome::failed(Error::BadQueueIndex {
                                             index,
@@ -242,8 +256,9 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        self.namespace().unwrap_in_place(&mut msg.topic);
         crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
+        hand_back(self.namespace(), outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
     }
 
     /// Sends in the background and calls `callback` with the result (Java
@@ -261,6 +276,7 @@ impl Producer {
         if self.is_shutdown() {
             callback(
                 hand_back(
+                    self.namespace(),
                     Outcome::failed(Error::Shutdown),
                     Unsent::Message(Box::new(msg)),
                 )

@@ -107,6 +107,9 @@ impl Producer {
 
     async fn recall_detailed(&self, topic: &str, recall_handle: &str) -> Result<String> {
         self.check_running()?;
+        // The handle names the topic as the broker stores it.
+        let wrapped = self.namespace().wrap(topic);
+        let topic = wrapped.as_str();
         check_topic(topic)?;
         if names::is_retry_topic(topic) || topic.starts_with(names::DLQ_TOPIC_PREFIX) {
             return Err(RecallError::InvalidHandle {

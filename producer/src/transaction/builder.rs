@@ -8,6 +8,7 @@ use std::time::Duration;
 use rmq_client_core::{ClientInstance, ProducerHandle as _, TransactionCheckRequest};
 use rmq_grpc::ServerCommand;
 use rmq_protocol::header::{CheckTransactionStateRequestHeader, EndTransactionRequestHeader};
+use rmq_protocol::namespace::Namespace;
 use tokio::sync::mpsc;
 
 use super::check::{ANSWER_TIMEOUT, Answer, CheckOptions, CheckPool};
@@ -199,13 +200,14 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
             }
         };
         for topic in &self.topics {
-            if let Err(e) = instance.route(topic).await {
+            if let Err(e) = instance.route(&config.namespace.wrap(topic)).await {
                 instance.release().await;
                 return Err(e.into());
             }
         }
         let (queue, checks) = CheckPool::start(
             &group,
+            &config.namespace,
             Arc::clone(&self.listener),
             self.check,
             end_transaction_sender(instance.clone()),
@@ -240,6 +242,7 @@ impl<A: Send + 'static> TransactionProducerBuilder<A> {
         };
         let (queue, checks) = CheckPool::start(
             &group,
+            &Namespace::none(),
             Arc::clone(&self.listener),
             self.check,
             grpc_answer(session),

@@ -16,6 +16,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmq_client_core::{ProducerHandle, TransactionCheckRequest};
 use rmq_protocol::header::EndTransactionRequestHeader;
+use rmq_protocol::namespace::Namespace;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -48,6 +49,7 @@ pub(crate) struct CheckOptions {
 /// queue in front of the dispatcher.
 pub(crate) struct CheckQueue {
     group: String,
+    namespace: Namespace,
     tx: mpsc::Sender<TransactionCheckRequest>,
 }
 
@@ -61,7 +63,12 @@ impl fmt::Debug for CheckQueue {
 }
 
 impl ProducerHandle for CheckQueue {
-    fn check_transaction_state(&self, request: TransactionCheckRequest) {
+    fn check_transaction_state(&self, mut request: TransactionCheckRequest) {
+        // The listener sees the topic out of the namespace (Java
+        // `ClientRemotingProcessor.checkTransactionState`); the answer
+        // names the header's topic, as stored.
+        self.namespace
+            .unwrap_in_place(&mut request.message.message.topic);
         match self.tx.try_send(request) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(r)) => tracing::warn!(
@@ -91,6 +98,7 @@ impl CheckPool {
     /// instance. Must be called within a Tokio runtime.
     pub(crate) fn start<A: Send + 'static>(
         group: &str,
+        namespace: &Namespace,
         listener: Arc<dyn TransactionListener<A>>,
         options: CheckOptions,
         answer: Answer,
@@ -114,6 +122,7 @@ impl CheckPool {
         pool.tasks.spawn(dispatcher.run(rx));
         let queue = Arc::new(CheckQueue {
             group: group.to_owned(),
+            namespace: namespace.clone(),
             tx,
         });
         (queue, pool)
@@ -363,7 +372,8 @@ mod tests {
     async fn answers_each_check_with_end_transaction() {
         let listener = Arc::new(ByBody::default());
         let (answer, answers, notify) = recording();
-        let (queue, pool) = CheckPool::start("PG", listener, options(2, 10), answer);
+        let (queue, pool) =
+            CheckPool::start("PG", &Namespace::none(), listener, options(2, 10), answer);
         for (id, body) in [
             ("C", "commit"),
             ("R", "rollback"),
@@ -408,7 +418,13 @@ mod tests {
     async fn bounded_concurrency_and_queue() {
         let listener = Arc::new(ByBody::default());
         let (answer, answers, notify) = recording();
-        let (queue, pool) = CheckPool::start("PG", listener.clone(), options(2, 3), answer);
+        let (queue, pool) = CheckPool::start(
+            "PG",
+            &Namespace::none(),
+            listener.clone(),
+            options(2, 3),
+            answer,
+        );
         // Two run, three wait, the rest are dropped.
         for i in 0..2 {
             queue.check_transaction_state(request(&format!("W{i}"), "wait"));
@@ -440,6 +456,7 @@ mod tests {
         let (answer, answers, _notify) = recording();
         let (queue, pool) = CheckPool::start(
             "PG",
+            &Namespace::none(),
             listener.clone(),
             CheckOptions {
                 timeout: Duration::from_secs(3600),

@@ -189,7 +189,8 @@ impl<A: Send + 'static> TransactionProducer<A> {
             return;
         }
         let broker = &sent.message_queue.broker_name;
-        let header = match end_header(producer.config().group(), &msg.topic, sent, state) {
+        let topic = producer.namespace().wrap(&msg.topic);
+        let header = match end_header(producer.config().group(), &topic, sent, state) {
             Ok(h) => h,
             Err(why) => {
                 tracing::error!(msg_id = %sent.msg_id, "cannot end the transaction: {why}; the broker checks back");

@@ -102,6 +102,11 @@ impl PopCursor {
             }
             popped = kept;
         }
+        if !q.namespace.is_none() {
+            for p in &mut popped {
+                q.namespace.unwrap_in_place(&mut p.msg.message.topic);
+            }
+        }
         Ok(PopAnswer {
             status: result.status,
             popped,

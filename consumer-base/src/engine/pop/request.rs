@@ -6,6 +6,7 @@ use rmq_client_core::now_ms;
 use rmq_protocol::MessageQueue;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::header::PopMessageRequestHeader;
+use rmq_protocol::namespace::Namespace;
 
 /// Where a group without a pop offset starts (Java `ConsumeInitMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,8 @@ pub struct PopQuery<'a> {
     /// A popped message delivered more often than this goes to the DLQ
     /// instead of the consumer (`None`: the consumer decides).
     pub dlq_after: Option<i32>,
+    /// The popped messages' topics leave this namespace.
+    pub namespace: &'a Namespace,
 }
 
 /// The POP_MESSAGE header of `q`.

@@ -99,11 +99,14 @@ pub async fn change_invisible<W: PopWire>(
 }
 
 /// The CONSUMER_SEND_MSG_BACK header that moves `msg` of `broker_name`
-/// straight to `%DLQ%<group>` (delay level -1).
+/// straight to `%DLQ%<group>` (delay level -1); `origin_topic` is the
+/// popped topic as the broker names it (the message's own topic may have
+/// left a namespace).
 pub fn dlq_header(
     group: &str,
     max_reconsume_times: i32,
     msg: &MessageExt,
+    origin_topic: &str,
     broker_name: &str,
 ) -> ConsumerSendMsgBackRequestHeader {
     ConsumerSendMsgBackRequestHeader {
@@ -115,7 +118,7 @@ pub fn dlq_header(
                 .unwrap_or(&msg.msg_id)
                 .to_owned(),
         ),
-        origin_topic: Some(msg.topic.clone()),
+        origin_topic: Some(origin_topic.to_owned()),
         unit_mode: Some(false),
         max_reconsume_times: Some(max_reconsume_times),
         broker_name: Some(broker_name.to_owned()),
@@ -134,7 +137,7 @@ pub async fn to_dlq<W: PopWire>(
 ) -> bool {
     let moved = match addr_of(wire, h).await {
         Ok(addr) => {
-            let header = dlq_header(group, max_reconsume_times, msg, &h.ck.broker_name);
+            let header = dlq_header(group, max_reconsume_times, msg, &h.topic, &h.ck.broker_name);
             wire.send_back(&addr, header)
                 .await
                 .map_err(|error| PopCallError::Call { addr, error })

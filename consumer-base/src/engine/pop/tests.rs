@@ -229,8 +229,12 @@ fn query<'a>(mq: &'a MessageQueue, filter: &'a SubscriptionData) -> PopQuery<'a>
         init_mode: InitMode::Max,
         order: false,
         dlq_after: Some(16),
+        namespace: &NO_NAMESPACE,
     }
 }
+
+static NO_NAMESPACE: rmq_protocol::namespace::Namespace =
+    rmq_protocol::namespace::Namespace::none();
 
 fn any_queue() -> MessageQueue {
     MessageQueue::new("T", "b", -1)

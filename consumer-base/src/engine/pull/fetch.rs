@@ -8,6 +8,7 @@ use std::time::Duration;
 use rmq_client_core::PullStatus;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::header::PullMessageRequestHeader;
+use rmq_protocol::namespace::Namespace;
 use rmq_protocol::{MessageExt, MessageQueue};
 use tokio::time::Instant;
 use tracing::trace;
@@ -36,6 +37,9 @@ pub struct PullQuery<'a> {
     /// ([`restore_retry_topic`](super::restore_retry_topic)): the push
     /// consumer's own `%RETRY%<group>`; `None` keeps them as read.
     pub retry_topic: Option<&'a str>,
+    /// The messages' topics leave this namespace (Java
+    /// `resetRetryAndNamespace`).
+    pub namespace: &'a Namespace,
     /// The call's timeout; `None`: the broker's hold plus the usual
     /// overhead.
     pub timeout: Option<Duration>,
@@ -175,7 +179,7 @@ impl PullCursor {
             .decode_messages(query.mq)
             .map_err(FetchError::Decode)?;
         let pulled = messages.len();
-        filter_pulled(&mut messages, query.sub, query.retry_topic);
+        filter_pulled(&mut messages, query.sub, query.retry_topic, query.namespace);
         Ok(Fetched {
             answer,
             messages,

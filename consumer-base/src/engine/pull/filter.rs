@@ -1,27 +1,36 @@
 //! What happens to a pulled batch before a consumer keeps it: the
-//! client-side tag re-check and the retry-topic restoration (Java
-//! `PullAPIWrapper.processPullResult` and `resetRetryAndNamespace`).
+//! client-side tag re-check, the retry-topic restoration and the topic out
+//! of the namespace (Java `PullAPIWrapper.processPullResult` and
+//! `resetRetryAndNamespace`).
 
 use rmq_protocol::MessageExt;
 use rmq_protocol::body::SubscriptionData;
 use rmq_protocol::message::property;
+use rmq_protocol::namespace::Namespace;
 
 /// Keeps the messages whose tag `sub` accepts — the broker filters by tag
 /// hash code, so hash collisions let foreign tags through; this compares
 /// the strings (`*` and SQL92 subscriptions keep everything) — and, when
 /// `retry_topic` is given, shows the messages read from it with their
-/// original topic ([`restore_retry_topic`]).
+/// original topic ([`restore_retry_topic`]); then every topic leaves
+/// `namespace`.
 pub fn filter_pulled(
     msgs: &mut Vec<MessageExt>,
     sub: &SubscriptionData,
     retry_topic: Option<&str>,
+    namespace: &Namespace,
 ) {
     if !sub.tags_set.is_empty() && !sub.class_filter_mode {
         msgs.retain(|m| sub.matches_tag(m.tags()));
     }
     if let Some(retry_topic) = retry_topic {
-        for msg in msgs {
+        for msg in msgs.iter_mut() {
             restore_retry_topic(msg, retry_topic);
+        }
+    }
+    if !namespace.is_none() {
+        for msg in msgs {
+            namespace.unwrap_in_place(&mut msg.message.topic);
         }
     }
 }
@@ -68,7 +77,7 @@ mod tests {
             msg("T", Some("b")),
             msg("T", Some("A")),
         ];
-        filter_pulled(&mut msgs, &sub, None);
+        filter_pulled(&mut msgs, &sub, None, &Namespace::none());
         let tags: Vec<_> = msgs.iter().map(|m| m.tags()).collect();
         assert_eq!(tags, [Some("a"), Some("b")]);
     }
@@ -80,7 +89,7 @@ mod tests {
             SubscriptionData::build("T", "a > 5", ExpressionType::Sql92, 1),
         ] {
             let mut msgs = vec![msg("T", None), msg("T", Some("x"))];
-            filter_pulled(&mut msgs, &sub, None);
+            filter_pulled(&mut msgs, &sub, None, &Namespace::none());
             assert_eq!(msgs.len(), 2);
         }
     }
@@ -113,10 +122,24 @@ mod tests {
         let mut m = msg("%RETRY%G", None);
         m.message.set_property(property::RETRY_TOPIC, "orders");
         let mut kept = vec![m.clone()];
-        filter_pulled(&mut kept, &sub, Some("%RETRY%G"));
+        filter_pulled(&mut kept, &sub, Some("%RETRY%G"), &Namespace::none());
         assert_eq!(kept[0].topic, "orders");
         let mut untouched = vec![m];
-        filter_pulled(&mut untouched, &sub, None);
+        filter_pulled(&mut untouched, &sub, None, &Namespace::none());
         assert_eq!(untouched[0].topic, "%RETRY%G");
+    }
+
+    #[test]
+    fn namespaced_topics_are_restored_then_unwrapped() {
+        let ns = Namespace::new("ns");
+        let sub = SubscriptionData::build("%RETRY%ns%G", "*", ExpressionType::Tag, 1);
+        let mut retried = msg("%RETRY%ns%G", None);
+        retried
+            .message
+            .set_property(property::RETRY_TOPIC, "ns%orders");
+        let mut msgs = vec![retried, msg("ns%orders", None), msg("other%x", None)];
+        filter_pulled(&mut msgs, &sub, Some("%RETRY%ns%G"), &ns);
+        let topics: Vec<_> = msgs.iter().map(|m| m.topic.as_str()).collect();
+        assert_eq!(topics, ["orders", "orders", "other%x"]);
     }
 }

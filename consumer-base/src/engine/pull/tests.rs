@@ -190,10 +190,14 @@ fn query<'a>(mq: &'a MessageQueue, sub: &'a SubscriptionData, offset: i64) -> Pu
             lite: false,
         },
         retry_topic: None,
+        namespace: &NO_NAMESPACE,
         timeout: None,
         gate: None,
     }
 }
+
+static NO_NAMESPACE: rmq_protocol::namespace::Namespace =
+    rmq_protocol::namespace::Namespace::none();
 
 /// A turn of `cursor` pulling from offset 10, not cancelled.
 async fn turn(

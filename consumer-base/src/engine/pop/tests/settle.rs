@@ -102,7 +102,7 @@ fn the_dlq_header_names_the_original_message() {
     let mut msg = popped_msg("T", 10, "a", 3);
     msg.msg_id = "m1".into();
     msg.commit_log_offset = 77;
-    let h = dlq_header("G", 16, &msg, "b");
+    let h = dlq_header("G", 16, &msg, "T", "b");
     assert_eq!(
         (
             h.offset,
