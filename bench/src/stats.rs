@@ -9,6 +9,10 @@ use hdrhistogram::Histogram;
 use serde_json::json;
 use tokio::sync::Notify;
 
+/// [`Stats::add`] reads the clock once per this many messages (besides
+/// the first and the completing one).
+const TIME_EVERY: u64 = 1024;
+
 /// Microseconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn now_us() -> u64 {
     SystemTime::now()
@@ -24,12 +28,6 @@ pub(crate) fn latency_header(body: &[u8]) -> Option<(u64, u64)> {
     Some((u64::from_be_bytes(sent), u64::from_be_bytes(seq)))
 }
 
-#[derive(Debug, Default)]
-struct Times {
-    first: Option<Instant>,
-    last: Option<Instant>,
-}
-
 /// Counts received messages, remembers the first and last receive instants,
 /// optionally records latencies, and wakes the waiter once `expect` arrived.
 #[derive(Debug)]
@@ -37,7 +35,12 @@ pub(crate) struct Stats {
     count: AtomicU64,
     expect: u64,
     latency_skip: Option<u64>,
-    times: Mutex<Times>,
+    /// What the arrival times count from.
+    base: Instant,
+    /// Nanoseconds since `base` + 1 of the first arrival, and of the last
+    /// one taken (0: none yet).
+    first_ns: AtomicU64,
+    last_ns: AtomicU64,
     /// End-to-end latencies (receive time − send time in the body), µs.
     latencies_us: Mutex<LatencyHistogram>,
     /// Send-to-store delays (the broker's store timestamp − the born timestamp), µs.
@@ -53,7 +56,9 @@ impl Stats {
             count: AtomicU64::new(0),
             expect,
             latency_skip,
-            times: Mutex::new(Times::default()),
+            base: Instant::now(),
+            first_ns: AtomicU64::new(0),
+            last_ns: AtomicU64::new(0),
             latencies_us: Mutex::new(LatencyHistogram::new()),
             store_delays_us: Mutex::new(LatencyHistogram::new()),
             done: Notify::new(),
@@ -103,22 +108,44 @@ impl Stats {
     }
 
     /// Counts `n` received messages.
+    ///
+    /// One shared counter update per call, no lock: the clock is read for
+    /// the first arrival, for the one that completes `expect` (the end of
+    /// a drain) and every [`TIME_EVERY`] messages between (so that a run
+    /// that times out still has a last time), not per call: the listener
+    /// of a push consumer is called once per message, and this is the
+    /// instrument, not the client under test.
     pub(crate) fn add(&self, n: u64) {
-        let now = Instant::now();
-        {
-            let mut t = self
-                .times
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if t.first.is_none() {
-                t.first = Some(now);
-            }
-            t.last = Some(now);
-        }
         let before = self.count.fetch_add(n, Ordering::AcqRel);
-        if before < self.expect && before.saturating_add(n) >= self.expect {
+        let after = before.saturating_add(n);
+        let completes = before < self.expect && after >= self.expect;
+        if before == 0 {
+            let _ = self.first_ns.compare_exchange(
+                0,
+                self.stamp(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+        if completes || before / TIME_EVERY != after / TIME_EVERY {
+            self.last_ns.fetch_max(self.stamp(), Ordering::AcqRel);
+        }
+        if completes {
             self.done.notify_one();
         }
+    }
+
+    /// Now, in nanoseconds since `base`, + 1 (never 0).
+    fn stamp(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos())
+            .unwrap_or(u64::MAX - 1)
+            .saturating_add(1)
+    }
+
+    /// The instant of a stamp (`None` for 0: none yet).
+    fn instant(&self, stamp: u64) -> Option<Instant> {
+        let ns = stamp.checked_sub(1)?;
+        self.base.checked_add(std::time::Duration::from_nanos(ns))
     }
 
     /// Messages counted so far.
@@ -157,13 +184,10 @@ impl Stats {
         started: Instant,
         timed_out: bool,
     ) -> serde_json::Value {
-        let (first, last) = {
-            let t = self
-                .times
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            (t.first, t.last)
-        };
+        let first = self.instant(self.first_ns.load(Ordering::Acquire));
+        let last = self
+            .instant(self.last_ns.load(Ordering::Acquire))
+            .max(first);
         let elapsed = match (first, last) {
             (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
             _ => 0.0,
@@ -198,12 +222,10 @@ impl Stats {
 
     /// Seconds from the first to the last counted message (0 before two arrived).
     pub(crate) fn elapsed_s(&self) -> f64 {
-        let t = self
-            .times
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match (t.first, t.last) {
-            (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
+        let first = self.instant(self.first_ns.load(Ordering::Acquire));
+        let last = self.instant(self.last_ns.load(Ordering::Acquire));
+        match (first, last) {
+            (Some(f), Some(l)) => l.saturating_duration_since(f).as_secs_f64(),
             _ => 0.0,
         }
     }

@@ -145,6 +145,17 @@ impl Inner {
             .fold(0_i64, i64::saturating_add)
     }
 
+    /// Listener calls in flight that the process queues count (the pull
+    /// engine's concurrent and orderly services).
+    pub(crate) fn queue_calls(&self) -> usize {
+        let now = Instant::now();
+        self.queues
+            .process_queues(None)
+            .into_iter()
+            .map(|(_, pq)| pq.view(now).in_flight)
+            .fold(0_usize, usize::saturating_add)
+    }
+
     /// The in-memory offset of `mq` (for the pull's commit-offset field).
     pub(crate) fn memory_offset(&self, mq: &MessageQueue) -> Option<i64> {
         self.core.offset_store().memory_offset(mq)

@@ -119,9 +119,10 @@ impl Registered for Inner {
             }
             info.mq_table.insert(snap.queue, pq);
         }
-        let (status, figures) = inner
-            .metrics
-            .running_info(Instant::now(), inner.total_lag());
+        let (status, figures) =
+            inner
+                .metrics
+                .running_info(Instant::now(), inner.total_lag(), inner.queue_calls());
         info.status_table.extend(status);
         info.properties.extend(figures);
         Some(info)

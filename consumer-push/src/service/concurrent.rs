@@ -21,7 +21,7 @@ use crate::listener::concurrent::{ConsumeContext, ConsumeResult};
 use crate::listener::concurrent_settle::{self as settle, FailurePolicy};
 use crate::pull::process_queue::ProcessQueue;
 use crate::pull::send_back::send_back;
-use crate::telemetry;
+use crate::telemetry::{self, CallTally};
 
 /// Splits `msgs` into listener calls of at most `consume_batch_max_size`
 /// messages and runs them, in a tracked task of their own: the calls run
@@ -84,6 +84,9 @@ pub(crate) async fn consume(
     // The permit of a call that ended on its first poll serves the next
     // call: calls that run one after the other need one permit between them.
     let mut held = None;
+    // The counts of the calls that end on their first poll, added to the
+    // topic's totals once for the batch.
+    let mut tally = CallTally::default();
     // Calls that end on their first poll run one after the other: one
     // starts when the one before it ended, so one clock read serves as the
     // end of one and the start of the next (a read costs about as much as
@@ -95,25 +98,59 @@ pub(crate) async fn consume(
         // Boxed: a waiting call moves into the set as a pointer.
         let mut call = Box::pin(consume_batch(inner, pq, mq, batch, held.take(), clock));
         match futures::poll!(call.as_mut()) {
-            Poll::Ready((settled, permit, ended)) => {
-                held = permit;
-                clock = ended.unwrap_or_else(tokio::time::Instant::now);
-                if settled == Settled::Acked {
+            Poll::Ready(end) => {
+                held = end.permit;
+                clock = end.ended.unwrap_or_else(tokio::time::Instant::now);
+                if let Some((took, n, ok)) = end.figures {
+                    pq.metrics.consumed_into(&mut tally, took, n, ok);
+                }
+                if end.settled == Settled::Acked {
                     acked.extend_from_slice(offsets.get(range).unwrap_or_default());
                 }
             }
             Poll::Pending => {
-                waiting.push(async move { (range, call.await.0) });
+                waiting.push(async move {
+                    let end = call.await;
+                    if let Some((took, n, ok)) = end.figures {
+                        pq.metrics.consumed(took, n, ok);
+                    }
+                    (range, end.settled)
+                });
                 clock = tokio::time::Instant::now();
             }
         }
     }
     drop(held);
+    pq.metrics.consumed_tally(&tally);
     remove_and_commit(inner, pq, mq, acked);
     while let Some((range, settled)) = waiting.next().await {
         if settled == Settled::Acked {
             let offsets = offsets.get(range).unwrap_or_default();
             remove_and_commit(inner, pq, mq, offsets.iter().copied());
+        }
+    }
+}
+
+/// What [`consume_batch`] hands back to [`consume`].
+struct CallEnd<'a> {
+    settled: Settled,
+    /// The permit, for the next call.
+    permit: Option<SemaphorePermit<'a>>,
+    /// The clock reading at the call's end; `None` when it did not run.
+    ended: Option<tokio::time::Instant>,
+    /// How long the call took, its messages and how many it consumed:
+    /// for the caller to count (`None` when it did not run).
+    figures: Option<(std::time::Duration, usize, usize)>,
+}
+
+impl CallEnd<'_> {
+    /// Nothing ran.
+    fn not_run<'a>(permit: Option<SemaphorePermit<'a>>) -> CallEnd<'a> {
+        CallEnd {
+            settled: Settled::Done,
+            permit,
+            ended: None,
+            figures: None,
         }
     }
 }
@@ -180,28 +217,24 @@ async fn consume_batch<'a>(
     msgs: &'a mut [MessageExt],
     permit: Option<SemaphorePermit<'a>>,
     now: tokio::time::Instant,
-) -> (
-    Settled,
-    Option<SemaphorePermit<'a>>,
-    Option<tokio::time::Instant>,
-) {
+) -> CallEnd<'a> {
     let mq: &MessageQueue = shared_mq;
     // The permit handed over, a free one at once, or wait for one.
     let (permit, started) = match permit.map_or_else(|| inner.semaphore.try_acquire(), Ok) {
         Ok(p) => (p, now),
-        Err(TryAcquireError::Closed) => return (Settled::Done, None, None),
+        Err(TryAcquireError::Closed) => return CallEnd::not_run(None),
         Err(TryAcquireError::NoPermits) => {
             let permit = tokio::select! {
                 permit = inner.semaphore.acquire() => match permit {
                     Ok(p) => p,
-                    Err(_) => return (Settled::Done, None, None),
+                    Err(_) => return CallEnd::not_run(None),
                 },
-                () = inner.stop_consume.cancelled() => return (Settled::Done, None, None),
+                () = inner.stop_consume.cancelled() => return CallEnd::not_run(None),
             };
             // Shutdown may have begun while this call waited (the batch
             // checked before its first call).
             if inner.stop_consume.is_cancelled() {
-                return (Settled::Done, None, None);
+                return CallEnd::not_run(None);
             }
             rmq_consumer_base::mark_consume_start(msgs);
             (permit, tokio::time::Instant::now())
@@ -209,9 +242,9 @@ async fn consume_batch<'a>(
     };
     if !pq.begin_consume(started.into_std()) {
         debug!(queue = %mq, "queue dropped; not consuming");
-        return (Settled::Done, Some(permit), None);
+        return CallEnd::not_run(Some(permit));
     }
-    inner.metrics.call_started();
+    inner.metrics.queue_call_started();
     let mut ctx = ConsumeContext::shared(inner.user_queue(shared_mq));
     let span = telemetry::process_span(inner.core.group(), mq, msgs);
     let result = call_listener(inner, msgs, &mut ctx, started)
@@ -219,13 +252,18 @@ async fn consume_batch<'a>(
         .await;
     let ended = tokio::time::Instant::now();
     let took = ended.saturating_duration_since(started);
-    inner.metrics.call_ended();
+    inner.metrics.queue_call_ended();
     if !pq.end_consume() {
         debug!(queue = %mq, "queue dropped while consuming; result ignored, messages will be redelivered");
-        return (Settled::Done, Some(permit), Some(ended));
+        return CallEnd {
+            settled: Settled::Done,
+            permit: Some(permit),
+            ended: Some(ended),
+            figures: None,
+        };
     }
     let first_failed = settle::first_failed(result, ctx.ack_index(), msgs.len());
-    pq.metrics.consumed(took, msgs.len(), first_failed);
+    let figures = Some((took, msgs.len(), first_failed));
     telemetry::processed(
         &span,
         if first_failed == msgs.len() {
@@ -237,7 +275,12 @@ async fn consume_batch<'a>(
     if first_failed == msgs.len() {
         // Every message acknowledged (the common case): the caller removes
         // and commits them with the batch's other acknowledged calls.
-        return (Settled::Acked, Some(permit), Some(ended));
+        return CallEnd {
+            settled: Settled::Acked,
+            permit: Some(permit),
+            ended: Some(ended),
+            figures,
+        };
     }
     // Send-backs can take long: they hold no permit.
     drop(permit);
@@ -280,7 +323,12 @@ async fn consume_batch<'a>(
             settlement.retry_locally,
         );
     }
-    (Settled::Done, None, Some(ended))
+    CallEnd {
+        settled: Settled::Done,
+        permit: None,
+        ended: Some(ended),
+        figures,
+    }
 }
 
 /// One listener call: a panic or exceeding the consume timeout count as

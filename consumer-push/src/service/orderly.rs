@@ -257,17 +257,17 @@ impl OrderlyLoop {
         let mut ctx = OrderlyContext::new(queue, cfg.suspend_current_queue_time);
         let started = Instant::now();
         self.pq.begin_consume(started);
-        self.inner.metrics.call_started();
+        self.inner.metrics.queue_call_started();
         let span = telemetry::process_span(self.inner.core.group(), &self.mq, &msgs);
         let result = tokio::select! {
             r = self.call_listener(&msgs, &mut ctx).instrument(span.clone()) => r,
             () = self.inner.core.cancel().cancelled() => {
-                self.inner.metrics.call_ended();
+                self.inner.metrics.queue_call_ended();
                 self.pq.end_consume();
                 return Round::Stop;
             }
         };
-        self.inner.metrics.call_ended();
+        self.inner.metrics.queue_call_ended();
         self.pq.end_consume();
         let ok = matches!(result, OrderlyResult::Success | OrderlyResult::Commit);
         self.pq.metrics.consumed(

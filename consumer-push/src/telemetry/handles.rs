@@ -166,6 +166,18 @@ impl ConsumerMetrics {
         self.in_flight.decrement(1.0);
     }
 
+    /// A listener call of a process queue starts: the gauge only (the
+    /// queue counts its own calls, [`running_info`](Self::running_info)
+    /// adds them up), so that calls of different queues share no counter.
+    pub(crate) fn queue_call_started(&self) {
+        self.in_flight.increment(1.0);
+    }
+
+    /// A listener call of a process queue ended (the gauge only).
+    pub(crate) fn queue_call_ended(&self) {
+        self.in_flight.decrement(1.0);
+    }
+
     /// A rebalance run took `took`.
     pub(crate) fn rebalanced(&self, took: Duration) {
         self.rebalances_total.fetch_add(1, Ordering::Relaxed);
@@ -188,8 +200,14 @@ impl ConsumerMetrics {
     }
 
     /// The running info's `statusTable` (per topic) and the consumer's
-    /// figures as properties (`rmq.*`, added to Java's).
-    pub(crate) fn running_info(&self, now: Instant, lag: i64) -> (StatusTable, Properties) {
+    /// figures as properties (`rmq.*`, added to Java's); `queue_calls`: the
+    /// listener calls in flight that the process queues count.
+    pub(crate) fn running_info(
+        &self,
+        now: Instant,
+        lag: i64,
+        queue_calls: usize,
+    ) -> (StatusTable, Properties) {
         let topics: Vec<(String, Arc<TopicStats>)> = self
             .topics
             .lock()
@@ -228,6 +246,7 @@ impl ConsumerMetrics {
                 self.in_flight_now
                     .load(Ordering::Relaxed)
                     .max(0)
+                    .saturating_add(i64::try_from(queue_calls).unwrap_or(i64::MAX))
                     .to_string(),
             ),
             ("rmq.lag", lag.to_string()),
@@ -237,6 +256,15 @@ impl ConsumerMetrics {
         .collect();
         (table, props)
     }
+}
+
+/// Listener calls counted for one update of the totals.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallTally {
+    calls: u64,
+    micros: u64,
+    ok: u64,
+    failed: u64,
 }
 
 /// The handles and figures of one assigned queue.
@@ -308,6 +336,40 @@ impl QueueMetrics {
             counter.increment(1);
         }
         self.stats.add(FLOW_PAUSES, 1);
+    }
+
+    /// The listener calls of `tally`, added to the totals at once (the
+    /// histograms took each call already).
+    pub(crate) fn consumed_tally(&self, tally: &CallTally) {
+        if tally.calls == 0 {
+            return;
+        }
+        self.stats.add(CALLS, tally.calls);
+        self.stats.add(CALL_US, tally.micros);
+        if tally.ok > 0 {
+            self.consumed_ok.increment(tally.ok);
+            self.stats.add(CONSUMED_OK, tally.ok);
+        }
+        if tally.failed > 0 {
+            self.consumed_failed.increment(tally.failed);
+            self.stats.add(CONSUMED_FAILED, tally.failed);
+        }
+    }
+
+    /// One listener call of `n` messages that took `took`, `ok` of them
+    /// consumed: its histogram now, its counts into `tally` (the totals
+    /// are shared by every queue of the topic: one update per batch).
+    pub(crate) fn consumed_into(&self, tally: &mut CallTally, took: Duration, n: usize, ok: usize) {
+        let failed = n.saturating_sub(ok);
+        if failed == 0 {
+            self.process_ok.record(took.as_secs_f64());
+        } else {
+            self.process_failed.record(took.as_secs_f64());
+        }
+        tally.calls = tally.calls.saturating_add(1);
+        tally.micros = tally.micros.saturating_add(micros(took));
+        tally.ok = tally.ok.saturating_add(count(ok));
+        tally.failed = tally.failed.saturating_add(count(failed));
     }
 
     /// A listener call of `n` messages took `took`; `ok` of them succeeded.

@@ -19,7 +19,7 @@ mod names;
 mod spans;
 mod stats;
 
-pub(crate) use handles::{ConsumerMetrics, QueueMetrics};
+pub(crate) use handles::{CallTally, ConsumerMetrics, QueueMetrics};
 pub(crate) use spans::{
     process_span, processed, pull_answered, pull_span, rebalance_span, send_back_span, sent_back,
 };
