@@ -23,11 +23,13 @@
 #   `session`, tests-integration `grpc_producer`, `grpc_consumer`, `grpc_push`, `grpc_java` (the official Java
 #   gRPC client beside rmq), `grpc_security` (a secured proxy of its own), `grpc_transaction`, `grpc_features`
 #   (recall, priority, lite topics, topic types, Java-like ids), `grpc_restart`,
-#   which restarts the local proxy, and the `grpc_` tests of `shutdown_drain` and `simple_cancel`; `#[ignore]`d in
+#   which restarts the local proxy, and the `grpc_` tests of `shutdown_drain`, `simple_cancel` and `msg_trace_batch`
+#   (the send span of a gRPC batch); `#[ignore]`d in
 #   the normal run since 4.9.x has no proxy) run as a step of their own on 5.x (with NAMESRV_ADDR given: when RMQ_PROXY_ENDPOINT is set too, `session`, `grpc_producer`,
-#   `grpc_consumer`, `grpc_push`, `grpc_transaction` and `grpc_features`; and the broker-fault step without `broker_link`, which
+#   `grpc_consumer`, `grpc_push`, `grpc_transaction`, `grpc_features` and `msg_trace_batch`; and the broker-fault step without `broker_link`, which
 #   needs the local second broker).
-# - The security tests (tests-integration/tests/security.rs) start a second, secured local instance
+# - The security tests (tests-integration/tests/security.rs, and trace_security.rs: message trace and
+#   metrics of signed clients over TLS) start a second, secured local instance
 #   (rmq-testkit's `secure`: RMQ_INSTANCE=secure, ACL + TLS + mTLS) of the same version on
 #   RMQ_SECURE_NAMESRV_PORT / RMQ_SECURE_BROKER_PORT (defaults 19876 / 20911); it is stopped before
 #   the next version and at exit.
@@ -98,6 +100,7 @@ import json, os, sys
 scope, alone = sys.argv[1], sys.argv[2].split()
 slow = ["cli", "batching", "lite", "msg_trace_java", "smoke", "push_stream", "tx_basic",
         "differential", "tx_java", "tx_crash", "pop", "send", "orderly_lost_lock", "msg_trace",
+        "trace_security", "msg_trace_batch",
         "consumer_status"]
 bins = []
 for line in sys.stdin:
@@ -221,7 +224,7 @@ if [[ -n "${NAMESRV_ADDR:-}" ]]; then
       run_tests broker_stop broker_restart -- --ignored || rc=$?
     fi
     if [[ "$rc" == 0 && -n "${RMQ_PROXY_ENDPOINT:-}" ]]; then
-      run_tests session grpc_producer grpc_consumer grpc_push grpc_transaction grpc_features -- --ignored || rc=$?
+      run_tests session grpc_producer grpc_consumer grpc_push grpc_transaction grpc_features msg_trace_batch -- --ignored || rc=$?
     fi
     stop_secure
     exit "$rc"
@@ -440,7 +443,8 @@ for v in "${exact[@]}"; do
       say "running: ${grpc[*]}"
       "${grpc[@]}" || rc=$?
       # The gRPC kinds of the shutdown drains and the cancel safety of the gRPC receive.
-      for more in "run_tests shutdown_drain -- --ignored grpc_" "run_tests simple_cancel -- --ignored grpc_"; do
+      for more in "run_tests shutdown_drain -- --ignored grpc_" "run_tests simple_cancel -- --ignored grpc_" \
+                  "run_tests msg_trace_batch -- --ignored grpc_"; do
         [[ "$rc" == 0 ]] || break
         say "running: $more"
         $more || rc=$?

@@ -100,6 +100,8 @@ pub(crate) type Reply = oneshot::Sender<(Result<SendResult>, u32, Message)>;
 pub(crate) struct Entry {
     pub(crate) msg: Message,
     pub(crate) reply: Reply,
+    /// The caller's span: the batch's `send` span follows from it.
+    pub(crate) caller: tracing::Span,
     /// Its share of the pending-bytes bound, released when answered.
     pub(crate) _permit: OwnedSemaphorePermit,
 }
@@ -282,6 +284,7 @@ mod tests {
             Entry {
                 msg: Message::new(topic, vec![b'x'; size]),
                 reply: tx,
+                caller: tracing::Span::none(),
                 _permit: permit,
             },
             r2,

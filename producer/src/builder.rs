@@ -171,11 +171,13 @@ impl ProducerBuilder {
     }
 
     /// RocketMQ message trace (Java `enableMsgTrace`, default off): after
-    /// each send a `Pub` record (Java `SendMessageTraceHookImpl`) goes to
-    /// the trace topic, written in batches by a background task through
-    /// this producer's client instance; records still queued are sent at
+    /// each send a `Pub` record (Java `SendMessageTraceHookImpl`; one per
+    /// message of a batch or an auto-batched flush) goes to the trace
+    /// topic, written in batches by a background task through this
+    /// producer's client instance; records still queued are sent at
     /// shutdown. The broker must have the topic (`traceTopicEnable=true`
-    /// creates `RMQ_SYS_TRACE_TOPIC`). Remoting transport only.
+    /// creates `RMQ_SYS_TRACE_TOPIC`). Remoting transport only: a producer
+    /// of a proxy ([`endpoint`](Self::endpoint)) writes no trace records.
     pub fn enable_trace(mut self, enable: bool) -> Self {
         self.config.enable_trace = enable;
         self

@@ -31,8 +31,10 @@ impl Producer {
             );
         }
         stamp(&mut msg);
-        // Batched sends have no span of their own: the caller's is the parent.
-        crate::telemetry::propagate(&tracing::Span::current(), std::slice::from_mut(&mut msg));
+        // The message carries the caller's trace context; the batch's
+        // `send` span (see `flush`) follows from the caller's span.
+        let caller = tracing::Span::current();
+        crate::telemetry::propagate(&caller, std::slice::from_mut(&mut msg));
         let Some(permit) = acc.room(msg.body.len()).await else {
             return hand_back(
                 self.namespace(),
@@ -48,6 +50,7 @@ impl Producer {
         let (added, earlier) = match acc.add(Entry {
             msg,
             reply,
+            caller,
             _permit: permit,
         }) {
             Ok(added) => added,
@@ -100,39 +103,65 @@ impl Producer {
     }
 
     /// Sends one pending batch (a lone message as a plain send) and answers
-    /// each of its callers.
+    /// each of its callers. The batch has one `send` span (following from
+    /// its callers' spans), its metrics and, with trace on, a `Pub` record
+    /// per message.
     async fn flush(&self, batch: Vec<Entry>) {
         let Backend::Remoting(sender) = &self.inner.backend else {
             return;
         };
+        let Some(first) = batch.first() else {
+            return;
+        };
         let retries = self.config().retry_times_when_send_failed;
-        let (mut msgs, replies): (Vec<Message>, Vec<_>) = batch
-            .into_iter()
-            .map(|e| (e.msg, (e.reply, e._permit)))
-            .unzip();
+        let trace_started = crate::message_trace::started(&self.inner.backend);
+        let obs = self.inner.telemetry.start(&first.msg.topic, batch.len());
+        let mut msgs = Vec::with_capacity(batch.len());
+        let mut replies = Vec::with_capacity(batch.len());
+        for e in batch {
+            obs.span().follows_from(&e.caller);
+            msgs.push(e.msg);
+            replies.push((e.reply, e._permit));
+        }
         // A lone message goes as a plain send; a batch's messages were
         // checked and stamped by `send_batched` (and `Accumulator::accepts`
         // kept out timer, delayed and transactional ones), so it is only
         // encoded, and its ids come back for the split.
-        let (outcome, ids) = if let [only] = msgs.as_mut_slice() {
-            let outcome = match prepare_message(only, self.config()) {
-                Err(e) => Outcome::failed(e),
-                Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
-            };
-            (outcome, None)
-        } else if msgs.is_empty() {
-            return;
-        } else {
-            match encode_stamped_batch(&msgs, None, self.config()) {
-                Err(e) => (Outcome::failed(e), None),
-                Ok(mut prepared) => {
-                    let outcome = sender.send_with_retries(&prepared, retries).await;
-                    (outcome, prepared.batch_ids.take())
+        let (outcome, ids) = async {
+            if let [only] = msgs.as_mut_slice() {
+                let outcome = match prepare_message(only, self.config()) {
+                    Err(e) => Outcome::failed(e),
+                    Ok(prepared) => sender.send_with_retries(&prepared, retries).await,
+                };
+                (outcome, None)
+            } else {
+                match encode_stamped_batch(&msgs, None, self.config()) {
+                    Err(e) => (Outcome::failed(e), None),
+                    Ok(mut prepared) => {
+                        let outcome = sender.send_with_retries(&prepared, retries).await;
+                        (outcome, prepared.batch_ids.take())
+                    }
                 }
             }
-        };
-        let attempts = outcome.attempts;
+        }
+        .instrument(obs.span().clone())
+        .await;
+        obs.finish(&outcome);
         let n = msgs.len();
+        match msgs.as_slice() {
+            [only] => {
+                crate::message_trace::on_sent(&self.inner.backend, trace_started, only, &outcome);
+            }
+            all => {
+                crate::message_trace::on_batch_sent(
+                    &self.inner.backend,
+                    trace_started,
+                    all,
+                    &outcome,
+                );
+            }
+        }
+        let attempts = outcome.attempts;
         match outcome.result {
             Ok(sent) if n == 1 => {
                 for ((reply, _permit), msg) in replies.into_iter().zip(msgs) {
@@ -172,12 +201,15 @@ impl Producer {
     /// `max_message_size` bytes encoded. Bodies are not compressed. Each
     /// message gets its own `UNIQ_KEY`; [`SendResult::msg_id`] lists them in
     /// order, joined with `,`, and `queue_offset` is the first message's.
+    /// The batch has one `send` span; with message trace on, each message
+    /// gets its own `Pub` record.
     ///
     /// # Errors
     ///
     /// An [`Error::Send`] handing the batch back.
     pub async fn send_batch(&self, mut msgs: Vec<Message>) -> rmq_error::Result<SendResult> {
         let retries = self.config().retry_times_when_send_failed;
+        let trace_started = crate::message_trace::started(&self.inner.backend);
         let obs = self
             .inner
             .telemetry
@@ -198,6 +230,7 @@ impl Producer {
         .instrument(obs.span().clone())
         .await;
         obs.finish(&outcome);
+        crate::message_trace::on_batch_sent(&self.inner.backend, trace_started, &msgs, &outcome);
         hand_back(self.namespace(), outcome, Unsent::Batch(msgs)).map_err(Into::into)
     }
 }
