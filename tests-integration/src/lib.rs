@@ -12,6 +12,7 @@
 //! * [`within`], [`poll_until`]: time limits and bounded polling of broker state.
 //! * [`tx`]: transactional producers with a recording listener (`tests/tx_*.rs`, `tx-child`).
 //! * [`features`]: what the tests of recall, priority, lite topics and request-reply share.
+//! * [`name_server`]: name servers that do not answer (fail-fast tests).
 //! * [`java_peer`]: the official Java clients (`bench/peers/java` per RocketMQ version, and the gRPC
 //!   client `bench/peers/java-grpc`), built once, run
 //!   as a child process.
@@ -20,6 +21,7 @@ pub mod child;
 pub mod consumer;
 pub mod features;
 pub mod java_peer;
+pub mod name_server;
 mod record;
 pub mod tx;
 

@@ -13,22 +13,8 @@ use rmq_consumer_push::{
     listener_fn,
 };
 use rmq_tests_integration::{Env, TEST_TIMEOUT, within};
-use tokio::net::TcpListener;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// A name server that accepts connections and never answers (kept open by the returned task).
-async fn silent_name_server() -> (String, tokio::task::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
-    let task = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((socket, _)) = listener.accept().await {
-            held.push(socket);
-        }
-    });
-    (addr, task)
-}
 
 fn client(namesrv: &str) -> ClientConfig {
     ClientConfig::builder()
@@ -46,12 +32,8 @@ fn ok_listener() -> impl rmq_consumer_push::MessageListener {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_fails_fast_when_no_name_server_answers() {
     within(TEST_TIMEOUT, async {
-        let (silent, _server) = silent_name_server().await;
-        // Nothing listens there (bound, then closed): connections are refused.
-        let refused = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-            l.local_addr().expect("addr").to_string()
-        };
+        let (silent, _server) = rmq_tests_integration::name_server::silent().await;
+        let refused = rmq_tests_integration::name_server::refusing();
         for namesrv in [silent.as_str(), refused.as_str()] {
             let started = Instant::now();
             let e = PushConsumer::builder()
@@ -92,7 +74,7 @@ async fn start_fails_fast_when_no_name_server_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_fail_fast_the_consumers_start_and_report_it() {
     within(TEST_TIMEOUT, async {
-        let (silent, _server) = silent_name_server().await;
+        let (silent, _server) = rmq_tests_integration::name_server::silent().await;
         let push = PushConsumer::builder()
             .group(rmq_testkit::unique_name("health_cg"))
             .client_config(client(&silent))

@@ -12,25 +12,11 @@ use rmq_producer::{Message, Producer, ProducerEvent, TransactionState, transacti
 use rmq_protocol::{RequestCode, ResponseCode};
 use rmq_testkit::proxy::{FaultProxy, Rule, Scope};
 use rmq_tests_integration::{Env, TEST_TIMEOUT, within};
-use tokio::net::TcpListener;
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long an expected event may take: a route refresh every 200 ms, each bounded by the
 /// request timeout, on a loaded machine.
 const EVENT_LIMIT: Duration = Duration::from_secs(10);
-
-/// A name server that accepts connections and never answers (kept open by the returned task).
-async fn silent_name_server() -> (String, tokio::task::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr").to_string();
-    let task = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((socket, _)) = listener.accept().await {
-            held.push(socket);
-        }
-    });
-    (addr, task)
-}
 
 fn client(namesrv: &str) -> ClientConfig {
     ClientConfig::builder()
@@ -52,12 +38,8 @@ fn tx_listener() -> impl rmq_producer::TransactionListener<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_fails_fast_when_no_name_server_answers() {
     within(TEST_TIMEOUT, async {
-        let (silent, _server) = silent_name_server().await;
-        // Nothing listens there (bound, then closed): connections are refused.
-        let refused = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-            l.local_addr().expect("addr").to_string()
-        };
+        let (silent, _server) = rmq_tests_integration::name_server::silent().await;
+        let refused = rmq_tests_integration::name_server::refusing();
         for namesrv in [silent.as_str(), refused.as_str()] {
             let started = Instant::now();
             let e = Producer::builder()
@@ -97,7 +79,7 @@ async fn start_fails_fast_when_no_name_server_answers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_fail_fast_the_producer_starts_and_reports_it() {
     within(TEST_TIMEOUT, async {
-        let (silent, _server) = silent_name_server().await;
+        let (silent, _server) = rmq_tests_integration::name_server::silent().await;
         let producer = Producer::builder()
             .group(rmq_testkit::unique_name("phealth_pg"))
             .client_config(client(&silent))

@@ -411,7 +411,8 @@ async fn a_wrong_ca_is_a_certificate_error_naming_the_address() {
             assert!(text.contains("certificate"), "{text}");
         }
         client.shutdown().await;
-        // Through the producer as well (the first call asks the name server).
+        // Through the producer as well: its start asks the name server (fail-fast) and fails
+        // with the handshake's error; without fail-fast, its first send does.
         let config = ClientConfig::builder()
             .namesrv_addr(&sec.namesrv_addr)
             .instance_name(unique_name("sec_wrong_ca"))
@@ -419,7 +420,24 @@ async fn a_wrong_ca_is_a_certificate_error_naming_the_address() {
             .tls(TlsConfig::new().with_ca_file(&sec.other_ca))
             .build()
             .expect("config");
-        let p = producer(config).await;
+        let e = Producer::builder()
+            .group(unique_name("sec_pg"))
+            .client_config(config.clone())
+            .start()
+            .await
+            .expect_err("no start without a trusted name server");
+        let text = chain(&e);
+        assert!(
+            text.contains(&sec.namesrv_addr) && text.contains("certificate"),
+            "{text}"
+        );
+        let p = Producer::builder()
+            .group(unique_name("sec_pg"))
+            .client_config(config)
+            .fail_fast(false)
+            .start()
+            .await
+            .expect("fail_fast(false): the producer starts");
         let e = p
             .send(Message::new(unique_name("sec_wrong_ca"), "x"))
             .await
