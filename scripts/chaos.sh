@@ -39,7 +39,10 @@ stop() {
 }
 trap stop EXIT
 if ! scripts/rocketmq-local.sh status >/dev/null 2>&1; then started=1; fi
-eval "$(RMQ_SECOND_BROKER=1 scripts/rocketmq-local.sh start)"
+# Not `eval "$(…)"` alone: eval's status would hide a failed start (and the chaos binary would
+# then start an instance without broker-b itself).
+instance_env="$(RMQ_SECOND_BROKER=1 scripts/rocketmq-local.sh start)"
+eval "$instance_env"
 
 out=chaos/results
 [[ "$quick" == 1 ]] && out=chaos/results/quick
