@@ -38,6 +38,17 @@ pub const ENV_DELAY_MS: &str = "RMQ_CHILD_DELAY_MS";
 pub const ENV_INSTANCE: &str = "RMQ_CHILD_INSTANCE";
 /// Tag of the messages `lite-child`'s pipeline filter drops (and commits).
 pub const SKIP_TAG: &str = "skip";
+/// [`ENV_MODE`] of a `lite-child` whose consumer auto-commits (every
+/// [`LITE_AUTO_COMMIT_INTERVAL`]): it records each message when the stream hands it out, then
+/// works on it in a `buffer_unordered(`[`LITE_PIPELINE_DEPTH`]`)` stage, and never commits itself.
+pub const LITE_AUTO_COMMIT: &str = "auto-commit";
+/// The auto-commit interval of a [`LITE_AUTO_COMMIT`] `lite-child`.
+pub const LITE_AUTO_COMMIT_INTERVAL: Duration = Duration::from_secs(1);
+/// How many messages a `lite-child` pipeline works on at once (its `buffer_unordered` stage).
+pub const LITE_PIPELINE_DEPTH: usize = 8;
+/// Topic field of a [`ChildRecord`] a [`LITE_AUTO_COMMIT`] `lite-child` writes when the stream
+/// hands a message out.
+pub const LITE_HANDED_OUT: &str = "handed-out";
 
 /// What the child does besides recording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! restarts hit the chaos instance only).
 //!
 //! ```text
-//! chaos [--quick] [--scenario clustering|orderly|restart|producer]... [--messages N] [--seed N] [--out DIR]
+//! chaos [--quick] [--scenario clustering|orderly|restart|producer|lite|pop]... [--messages N] [--seed N] [--out DIR]
 //! ```
 //!
 //! Prints one summary line per scenario, writes every figure as JSON into `DIR` (one file per
@@ -29,6 +29,11 @@ use rmq_tests_integration::child::{
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder};
 use serde_json::{Value, json};
+
+#[path = "chaos/lite.rs"]
+mod lite;
+#[path = "chaos/pop.rs"]
+mod pop;
 
 const QUEUES: i32 = 8;
 const CONSUMERS: usize = 3;
@@ -78,7 +83,7 @@ fn parse_args() -> Result<Opts, String> {
             "--out" => opts.out = PathBuf::from(value("--out")?),
             "-h" | "--help" => {
                 return Err(
-                    "usage: chaos [--quick] [--scenario clustering|orderly|restart|producer]... \
+                    "usage: chaos [--quick] [--scenario clustering|orderly|restart|producer|lite|pop]... \
                             [--messages N] [--seed N] [--out DIR]"
                         .to_owned(),
                 );
@@ -92,6 +97,8 @@ fn parse_args() -> Result<Opts, String> {
             "orderly".into(),
             "restart".into(),
             "producer".into(),
+            "lite".into(),
+            "pop".into(),
         ];
     }
     Ok(opts)
@@ -168,6 +175,7 @@ async fn run(opts: Opts) -> ExitCode {
     let env = Arc::new(Env::new().await);
     let mut rng = Rng(opts.seed | 1);
     let mut outcomes = Vec::new();
+    let mut skipped: Vec<Value> = Vec::new();
     for name in &opts.scenarios {
         let t = Instant::now();
         let outcome = match name.as_str() {
@@ -175,6 +183,15 @@ async fn run(opts: Opts) -> ExitCode {
             "restart" => restart(&env, &opts).await,
             "producer" => producer_failover(&env, &opts, &mut rng).await,
             "orderly" => orderly(&env, &opts, &mut rng).await,
+            "lite" => lite::lite_stream(&env, &opts, &mut rng).await,
+            "pop" => {
+                if let Some(why) = pop::unsupported(&env) {
+                    println!("chaos {name:<10} SKIPPED: {why}");
+                    skipped.push(json!({"name": name, "reason": why}));
+                    continue;
+                }
+                pop::pop_kills(&env, &opts, &mut rng).await
+            }
             other => {
                 eprintln!("chaos: unknown scenario {other}");
                 return ExitCode::from(64);
@@ -203,6 +220,7 @@ async fn run(opts: Opts) -> ExitCode {
         "started_unix": SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         "seconds": started.elapsed().as_secs_f64(),
         "ok": !failed,
+        "skipped": skipped,
         "scenarios": outcomes.iter().map(|(o, d)| json!({
             "name": o.name,
             "ok": o.violations.is_empty(),

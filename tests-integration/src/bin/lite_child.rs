@@ -7,6 +7,12 @@
 //! are dropped by the filter (and committed there), the others are worked on for a few
 //! milliseconds (a different time each, so they finish out of order), recorded with one `write`
 //! each, then committed. Runs until killed, or until its stdin closes.
+//!
+//! With `RMQ_CHILD_MODE=auto-commit` ([`LITE_AUTO_COMMIT`]) the consumer auto-commits every
+//! [`LITE_AUTO_COMMIT_INTERVAL`] instead: the pipeline is `stream → inspect(record) → map(work)
+//! → buffer_unordered(8)`, each message recorded (topic field [`LITE_HANDED_OUT`]) in the
+//! synchronous step in which the stream hands it out, so that the record is exactly what the
+//! auto-commit counts as consumed.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -17,7 +23,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use rmq_consumer_pull::{ConsumeFrom, LitePullConsumer, MessageExt};
 use rmq_tests_integration::child::{
-    ChildRecord, ENV_DELAY_MS, ENV_GROUP, ENV_NAMESRV, ENV_OUT, ENV_TOPIC, SKIP_TAG,
+    ChildRecord, ENV_DELAY_MS, ENV_GROUP, ENV_MODE, ENV_NAMESRV, ENV_OUT, ENV_TOPIC,
+    LITE_AUTO_COMMIT, LITE_AUTO_COMMIT_INTERVAL, LITE_HANDED_OUT, LITE_PIPELINE_DEPTH, SKIP_TAG,
 };
 
 fn var(name: &str) -> Result<String, String> {
@@ -57,16 +64,21 @@ async fn run() -> Result<(), String> {
         .open(&out_path)
         .map_err(|e| format!("open {out_path}: {e}"))?;
     let out = Mutex::new(file.try_clone().map_err(|e| e.to_string())?);
+    let auto = std::env::var(ENV_MODE).is_ok_and(|m| m == LITE_AUTO_COMMIT);
     let consumer = LitePullConsumer::builder()
         .namesrv_addr(namesrv)
         .group(group)
         .subscribe(&topic, "*")
         .consume_from(ConsumeFrom::FirstOffset)
-        .auto_commit(false)
+        .auto_commit(auto)
+        .auto_commit_interval(LITE_AUTO_COMMIT_INTERVAL)
         .start()
         .await
         .map_err(|e| format!("the consumer does not start: {e}"))?;
     writeln!(file, "#started {}", consumer.client_id()).map_err(|e| e.to_string())?;
+    if auto {
+        return run_auto_commit(consumer, &out, max_delay_ms).await;
+    }
 
     let (c, out) = (&consumer, &out);
     let pipeline = {
@@ -102,13 +114,52 @@ async fn run() -> Result<(), String> {
                 record(out, &m, "done");
                 c.commit_message(&m).await
             })
-            .buffer_unordered(8)
+            .buffer_unordered(LITE_PIPELINE_DEPTH)
             .for_each(|r| async move {
                 if let Err(e) = r {
                     eprintln!("lite-child: commit: {e}");
                 }
             })
     };
+    let stdin_closed = tokio::task::spawn_blocking(|| {
+        let mut buf = [0u8; 64];
+        while matches!(std::io::stdin().read(&mut buf), Ok(n) if n > 0) {}
+    });
+    tokio::select! {
+        () = pipeline => {}
+        _ = stdin_closed => {}
+    }
+    consumer
+        .shutdown()
+        .await
+        .map_err(|e| format!("shutdown: {e}"))
+}
+
+/// The auto-commit pipeline: record on hand-out, work out of order, commit nothing (the consumer
+/// commits everything handed out every interval).
+async fn run_auto_commit(
+    consumer: LitePullConsumer,
+    out: &Mutex<File>,
+    max_delay_ms: u64,
+) -> Result<(), String> {
+    let pipeline = consumer
+        .stream()
+        .filter_map(|m| async move {
+            match m {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    eprintln!("lite-child: {e}");
+                    None
+                }
+            }
+        })
+        .inspect(|m| record(out, m, LITE_HANDED_OUT))
+        .map(|m| async move {
+            let ms = u64::try_from(m.queue_offset).unwrap_or(0) * 7 % (max_delay_ms + 1);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        })
+        .buffer_unordered(LITE_PIPELINE_DEPTH)
+        .for_each(|()| async {});
     let stdin_closed = tokio::task::spawn_blocking(|| {
         let mut buf = [0u8; 64];
         while matches!(std::io::stdin().read(&mut buf), Ok(n) if n > 0) {}
