@@ -316,10 +316,10 @@ impl ProducerBuilder {
         let health = Health::started(Some(&instance), unreachable);
         let sender = Sender {
             trace,
+            routes: Routes::new(health.clone()),
             health,
             config,
             instance,
-            routes: Routes::default(),
             faults: FaultTable::default(),
             counter: AtomicUsize::new(0),
         };

@@ -42,12 +42,22 @@ struct Fallback {
 /// The producer's fallback routes, kept for one route-poll interval before
 /// the topic's own route is looked up again (Java keeps the derived route in
 /// its publish table until the periodic refresh replaces it).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Routes {
     fallbacks: RwLock<HashMap<String, Fallback>>,
+    /// Told of topics found and not found by a lookup.
+    health: Arc<Health>,
 }
 
 impl Routes {
+    /// No fallback yet; lookups report to `health`.
+    pub(crate) fn new(health: Arc<Health>) -> Self {
+        Routes {
+            fallbacks: RwLock::default(),
+            health,
+        }
+    }
+
     /// The topic's publish queues, looking the route up when needed.
     ///
     /// # Errors
@@ -60,7 +70,6 @@ impl Routes {
         instance: &ClientInstance,
         topic: &str,
         default_queue_nums: i32,
-        health: &Health,
     ) -> Result<PublishQueues> {
         if let Some(route) = instance.cached_route(topic) {
             if !route.publish_queues().is_empty() {
@@ -72,7 +81,7 @@ impl Routes {
         }
         // Boxed: the name server lookup is rare, and inline it would make
         // every send's future kilobytes large.
-        Box::pin(self.look_up(instance, topic, default_queue_nums, health)).await
+        Box::pin(self.look_up(instance, topic, default_queue_nums)).await
     }
 
     /// [`publish_queues`](Self::publish_queues) when neither the cache nor a
@@ -82,7 +91,6 @@ impl Routes {
         instance: &ClientInstance,
         topic: &str,
         default_queue_nums: i32,
-        health: &Health,
     ) -> Result<PublishQueues> {
         let looked_up = match instance.cached_route(topic) {
             // Cached but without writable queues: ask again (Java: `!ok()`).
@@ -92,7 +100,7 @@ impl Routes {
         match looked_up {
             Ok(route) if !route.publish_queues().is_empty() => {
                 self.forget(topic);
-                health.topic_found(topic);
+                self.health.topic_found(topic);
                 Ok(PublishQueues::Route(route))
             }
             Ok(_) => Err(Error::NoWritableQueue {
@@ -103,7 +111,7 @@ impl Routes {
                     Ok(t) => t,
                     // No TBW102 either (auto-create off): the topic is missing.
                     Err(rmq_client_core::Error::RouteNotFound { .. }) => {
-                        health.topic_not_found(topic);
+                        self.health.topic_not_found(topic);
                         return Err(rmq_client_core::Error::RouteNotFound {
                             topic: topic.to_owned(),
                         }
@@ -208,7 +216,7 @@ mod tests {
 
     #[test]
     fn fallback_expires() {
-        let routes = Routes::default();
+        let routes = Routes::new(Health::started(None, None));
         let q: Arc<[MessageQueue]> = vec![MessageQueue::new("t", "a", 0)].into();
         let now = Instant::now();
         routes.remember("t", q.clone(), Duration::from_secs(30));

@@ -88,12 +88,9 @@ impl Sender {
         topic: &str,
         deadline: Instant,
     ) -> Result<PublishQueues> {
-        let lookup = self.routes.publish_queues(
-            &self.instance,
-            topic,
-            self.config.default_topic_queue_nums,
-            &self.health,
-        );
+        let lookup =
+            self.routes
+                .publish_queues(&self.instance, topic, self.config.default_topic_queue_nums);
         self.by_deadline(deadline, None, lookup).await
     }
 

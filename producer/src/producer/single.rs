@@ -10,6 +10,7 @@ use super::{Backend, Producer, hand_back};
 use crate::error::{Error, InvalidMessage, Result, Unsent};
 use crate::prepare::prepare_message;
 use crate::send::Outcome;
+use crate::telemetry::SendObservation;
 
 impl Producer {
     /// Sends one message and waits for the broker to store it (Java
@@ -90,6 +91,19 @@ impl Producer {
         }
         .instrument(obs.span().clone())
         .await;
+        self.end_single(obs, trace_started, msg, outcome)
+    }
+
+    /// The end of one message's send: its telemetry, its topic out of the
+    /// namespace again, its trace record, and the message handed back when
+    /// the send failed.
+    fn end_single(
+        &self,
+        obs: SendObservation,
+        trace_started: Option<i64>,
+        mut msg: Message,
+        outcome: Outcome<SendResult>,
+    ) -> Result<SendResult> {
         obs.finish(&outcome);
         self.namespace().unwrap_in_place(&mut msg.topic);
         crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
@@ -172,10 +186,8 @@ impl Producer {
         }
         .instrument(obs.span().clone())
         .await;
-        obs.finish(&outcome);
-        self.namespace().unwrap_in_place(&mut msg.topic);
-        crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(self.namespace(), outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
+        self.end_single(obs, trace_started, msg, outcome)
+            .map_err(Into::into)
     }
 
     /// Sends one message to the queue `select` picks from the topic's
@@ -255,10 +267,8 @@ impl Producer {
         }
         .instrument(obs.span().clone())
         .await;
-        obs.finish(&outcome);
-        self.namespace().unwrap_in_place(&mut msg.topic);
-        crate::message_trace::on_sent(&self.inner.backend, trace_started, &msg, &outcome);
-        hand_back(self.namespace(), outcome, Unsent::Message(Box::new(msg))).map_err(Into::into)
+        self.end_single(obs, trace_started, msg, outcome)
+            .map_err(Into::into)
     }
 
     /// Sends in the background and calls `callback` with the result (Java
