@@ -329,14 +329,19 @@ impl ProducerBuilder {
     }
 }
 
-/// Asks the name servers for the route of `TBW102` (any answer, even "no
-/// such topic", shows one is up). No answer: with fail-fast the client
-/// error, else `Ok(Some(failure))` for the producer's event.
+/// Asks the name servers for the route of `TBW102`, without caching it (a
+/// producer learns its brokers from the topics it sends to, as before the
+/// check); any answer, even "no such topic", shows one is up. No answer:
+/// with fail-fast the client error, else `Ok(Some(failure))` for the
+/// producer's event.
 pub(crate) async fn probe_name_servers(
     config: &ProducerConfig,
     instance: &ClientInstance,
 ) -> Result<Option<String>> {
-    match instance.route(crate::validate::AUTO_CREATE_TOPIC).await {
+    match instance
+        .probe_name_servers(crate::validate::AUTO_CREATE_TOPIC)
+        .await
+    {
         Err(e @ rmq_client_core::Error::NameServerUnavailable { .. }) => {
             if config.fail_fast {
                 return Err(e.into());

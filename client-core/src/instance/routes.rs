@@ -37,6 +37,24 @@ impl ClientInstance {
         self.update_route(topic, true).await
     }
 
+    /// Asks the name servers for the route of `topic` without caching it:
+    /// whether one answers at all (a start's fail-fast check). A topic the
+    /// name server does not know is an answer (`Ok`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NameServerUnavailable`] when no name server answered,
+    /// [`Error::Shutdown`] after shutdown.
+    pub async fn probe_name_servers(&self, topic: &str) -> Result<()> {
+        if self.inner.is_closing() {
+            return Err(Error::Shutdown);
+        }
+        match self.fetch_route_data(topic).await {
+            Ok(_) | Err(Error::RouteNotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The cached route of `topic`, without fetching. Never blocks.
     pub fn cached_route(&self, topic: &str) -> Option<Arc<TopicRouteInfo>> {
         self.inner.routes.load().topics.get(topic).cloned()
