@@ -5,43 +5,18 @@
 //! messages). Spans are read back from an in-memory OpenTelemetry exporter.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry::{Key, Value};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry::Value;
+use opentelemetry_sdk::trace::SpanData;
 use rmq_client_core::now_ms;
 use rmq_producer::{Message, Producer, SendResult};
 use rmq_protocol::trace::{PubRecord, TRACE_TOPIC, TraceRecord, decode, msg_type};
 use rmq_tests_integration::{Env, TEST_TIMEOUT, poll_until, within};
-use tracing_subscriber::layer::SubscriberExt;
 
-/// The exporter every span of this test binary ends in (one global subscriber).
-fn exporter() -> &'static InMemorySpanExporter {
-    static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
-    EXPORTER.get_or_init(|| {
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder()
-            .with_simple_exporter(exporter.clone())
-            .build();
-        let tracer = provider.tracer("rmq-trace-batch-test");
-        let subscriber =
-            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
-        if tracing::subscriber::set_global_default(subscriber).is_err() {
-            panic!("this test binary installs the only global subscriber");
-        }
-        exporter
-    })
-}
-
-fn attr<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
-    let key = Key::from(key.to_owned());
-    span.attributes
-        .iter()
-        .find(|kv| kv.key == key)
-        .map(|kv| &kv.value)
-}
+#[path = "support/otel.rs"]
+mod otel;
+use otel::{attr, exporter};
 
 /// The finished `send` spans of `topic`.
 fn send_spans(topic: &str) -> Vec<SpanData> {

@@ -4,44 +4,20 @@
 //! batch). Spans are read back from an in-memory exporter.
 
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
-use opentelemetry::{Key, Value};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry::Value;
+use opentelemetry::trace::{SpanId, TraceId};
+use opentelemetry_sdk::trace::SpanData;
 use rmq_producer::Message;
 use rmq_tests_integration::consumer::{self, ConsumerSpec};
 use rmq_tests_integration::{Env, Recorder, TEST_TIMEOUT, within};
 use tracing::Instrument;
-use tracing_subscriber::layer::SubscriberExt;
 
-/// The exporter every span of this test binary ends in (one global subscriber: the client's
-/// tasks run on the runtime's worker threads).
-fn exporter() -> &'static InMemorySpanExporter {
-    static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
-    EXPORTER.get_or_init(|| {
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder()
-            .with_simple_exporter(exporter.clone())
-            .build();
-        let tracer = provider.tracer("rmq-otel-test");
-        let subscriber =
-            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer));
-        if tracing::subscriber::set_global_default(subscriber).is_err() {
-            panic!("this test binary installs the only global subscriber");
-        }
-        exporter
-    })
-}
-
-fn attr<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
-    let key = Key::from(key.to_owned());
-    span.attributes
-        .iter()
-        .find(|kv| kv.key == key)
-        .map(|kv| &kv.value)
-}
+#[path = "support/otel.rs"]
+mod otel;
+use otel::{attr, exporter};
 
 fn on_topic(span: &SpanData, name: &str, topic: &str) -> bool {
     span.name == name
